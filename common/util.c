@@ -1,0 +1,206 @@
+#include "config.h"
+#include "util.h"
+#include "sufs.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *prog = "sufs";
+
+void prog_init(const char *name)
+{
+	prog = name;
+}
+
+static void vmsg(const char *prefix, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: %s", prog, prefix);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void errmsg(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+void warnmsg(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void print_version(void)
+{
+	printf("%s (sufs) %s\n", prog, sufs_version());
+}
+
+int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int parse_u32(const char *s, uint32_t *out)
+{
+	uint64_t v;
+	if (parse_u64(s, &v) || v > UINT32_MAX)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int parse_i64(const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s || *s == ' ')
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 0);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len, i;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0) {
+		len = 2;
+		cp = s[0] & 0x1f;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		len = 3;
+		cp = s[0] & 0x0f;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		len = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+void json_str(FILE *f, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, k;
+
+	fputc('"', f);
+	while (i < n) {
+		unsigned char c = s[i];
+		if (c == '"' || c == '\\') {
+			fputc('\\', f);
+			fputc(c, f);
+			i++;
+		} else if (c == '\n') {
+			fputs("\\n", f);
+			i++;
+		} else if (c == '\t') {
+			fputs("\\t", f);
+			i++;
+		} else if (c < 0x20 || c == 0x7f) {
+			fprintf(f, "\\u%04x", c);
+			i++;
+		} else if (c < 0x80) {
+			fputc(c, f);
+			i++;
+		} else if ((k = utf8_len(s + i, n - i)) != 0) {
+			fwrite(s + i, 1, k, f);
+			i += k;
+		} else {
+			/* not UTF-8: keep the byte visible and the output valid JSON */
+			fprintf(f, "\\u%04x", c);
+			i++;
+		}
+	}
+	fputc('"', f);
+}
+
+double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void progress_start(struct progress *p, const char *label, uint64_t total)
+{
+	memset(p, 0, sizeof(*p));
+	p->label = label;
+	p->total = total;
+	p->start = now_seconds();
+	p->active = isatty(STDERR_FILENO);
+}
+
+static void progress_draw(struct progress *p)
+{
+	const int width = 40;
+	int fill = p->total ? (int)((double)p->done * width / (double)p->total) : 0;
+	if (fill > width)
+		fill = width;
+	fprintf(stderr, "\r%s: [%.*s%*s] %llu/%llu", p->label, fill,
+		"########################################", width - fill, "",
+		(unsigned long long)p->done, (unsigned long long)p->total);
+	fflush(stderr);
+	p->drawn = 1;
+}
+
+void progress_update(struct progress *p, uint64_t done)
+{
+	double t;
+
+	p->done = done;
+	if (!p->active || (done & 63) != 0)
+		return;
+	t = now_seconds();
+	if (t - p->start < 1.0 || t - p->last_draw < 0.1)
+		return;
+	p->last_draw = t;
+	progress_draw(p);
+}
+
+void progress_end(struct progress *p)
+{
+	if (p->drawn) {
+		p->done = p->total;
+		progress_draw(p);
+		fputc('\n', stderr);
+	}
+	p->active = 0;
+}

@@ -1,0 +1,51 @@
+/*
+ * util.h - small helpers every sufs program shares: messages prefixed with
+ * the program's name, number parsing, JSON strings, a progress bar.
+ */
+#ifndef SUFS_UTIL_H
+#define SUFS_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+extern const char *prog;
+
+/* Remember the program's name for messages. */
+void prog_init(const char *name);
+/* "prog: message" on stderr. */
+void errmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "prog: warning: message" on stderr. */
+void warnmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "prog (sufs) VERSION" on stdout, for --version. */
+void print_version(void);
+
+/* Whole numbers in decimal (or 0x hex); 0 or -1 when malformed or too big. */
+int parse_u64(const char *s, uint64_t *out);
+int parse_u32(const char *s, uint32_t *out);
+int parse_i64(const char *s, int64_t *out);
+
+/* A JSON string literal, quotes included, bytes >= 0x80 passed through
+ * when they are valid UTF-8 and escaped as \u00XX otherwise. */
+void json_str(FILE *f, const char *s, size_t len);
+
+/*
+ * A progress bar on stderr, drawn only when stderr is a terminal and only
+ * once the job has run for a second.  progress_update() is cheap enough to
+ * call for every item.
+ */
+struct progress {
+	const char *label;
+	uint64_t total;
+	uint64_t done;
+	double start;
+	double last_draw;
+	int active;
+	int drawn;
+};
+void progress_start(struct progress *p, const char *label, uint64_t total);
+void progress_update(struct progress *p, uint64_t done);
+void progress_end(struct progress *p);
+
+double now_seconds(void);
+
+#endif
