@@ -1,0 +1,227 @@
+/*
+ * alloc.c - block and inode bitmaps and the group summaries.
+ *
+ * A bitmap bit is the truth about a block or inode; the free counts in the
+ * group descriptors and superblock are summaries, kept in memory, written
+ * unordered, and repaired by fsck.  Bits past the end of the last group and
+ * bits of metadata blocks are set at mkfs time, so a scan never finds them.
+ */
+#include "config.h"
+#include "sufs_int.h"
+
+#include <errno.h>
+
+int block_in_range(struct sufs_fs *fs, uint64_t blk)
+{
+	struct sufs_group_layout l;
+
+	if (blk == 0 || blk >= fs->sb.blocks_count)
+		return 0;
+	sufs_group_layout(&fs->sb, (uint32_t)(blk / fs->sb.blocks_per_group), &l);
+	return blk >= l.first_data;
+}
+
+/* Which bitmap block and bit hold resource n. */
+static int locate(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, uint32_t *group,
+		  uint32_t *bit, uint64_t *bmblk)
+{
+	struct sufs_group_layout l;
+
+	if (which == SUFS_BITMAP_BLOCK) {
+		if (n >= fs->sb.blocks_count)
+			return -EINVAL;
+		*group = (uint32_t)(n / fs->sb.blocks_per_group);
+		*bit = (uint32_t)(n % fs->sb.blocks_per_group);
+	} else {
+		if (n == 0 || n > fs->sb.inodes_count)
+			return -EINVAL;
+		*group = (uint32_t)((n - 1) / fs->sb.inodes_per_group);
+		*bit = (uint32_t)((n - 1) % fs->sb.inodes_per_group);
+	}
+	sufs_group_layout(&fs->sb, *group, &l);
+	*bmblk = which == SUFS_BITMAP_BLOCK ? l.block_bitmap : l.inode_bitmap;
+	return 0;
+}
+
+int bitmap_test(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int *set)
+{
+	uint32_t g, bit;
+	uint64_t bmblk;
+	struct buf *b;
+	int err = locate(fs, which, n, &g, &bit, &bmblk);
+
+	if (err)
+		return err;
+	err = buf_get(fs, bmblk, BUF_BITMAP, &b);
+	if (err)
+		return err;
+	*set = (b->data[bit >> 3] >> (bit & 7)) & 1;
+	buf_put(fs, b);
+	return 0;
+}
+
+/* Change one bit.  Returns 1 when it changed, 0 when it already had that
+ * value, or a negative error.  Summaries follow the bit. */
+int bitmap_set(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int set)
+{
+	uint32_t g, bit;
+	uint64_t bmblk;
+	struct buf *b;
+	uint8_t mask;
+	int err = locate(fs, which, n, &g, &bit, &bmblk);
+
+	if (err)
+		return err;
+	err = buf_get(fs, bmblk, BUF_BITMAP, &b);
+	if (err)
+		return err;
+	mask = (uint8_t)(1u << (bit & 7));
+	if (!!(b->data[bit >> 3] & mask) == !!set) {
+		buf_put(fs, b);
+		return 0;
+	}
+	buf_update(fs, b, bit >> 3, 1, UPD_BMSAFEMAP);
+	if (set)
+		b->data[bit >> 3] |= mask;
+	else
+		b->data[bit >> 3] &= (uint8_t)~mask;
+	buf_put(fs, b);
+	if (which == SUFS_BITMAP_BLOCK) {
+		fs->groups[g].free_blocks += set ? -1u : 1u;
+		fs->sb.free_blocks += set ? (uint64_t)-1 : 1;
+	} else {
+		fs->groups[g].free_inodes += set ? -1u : 1u;
+		fs->sb.free_inodes += set ? -1u : 1u;
+	}
+	fs->gdt_dirty[g * SUFS_GROUP_DESC_SIZE / fs->bsize] = 1;
+	fs->sb_dirty = 1;
+	return 1;
+}
+
+/* First clear bit in [start, nbits), or -1. */
+static int64_t find_zero(const uint8_t *map, uint32_t nbits, uint32_t start)
+{
+	uint32_t i = start;
+
+	while (i < nbits && (i & 63)) {
+		if (!(map[i >> 3] & (1u << (i & 7))))
+			return i;
+		i++;
+	}
+	for (; i + 64 <= nbits; i += 64) {
+		uint64_t w = get64(map + (i >> 3));
+		if (w != UINT64_MAX)
+			return i + __builtin_ctzll(~w);
+	}
+	for (; i < nbits; i++)
+		if (!(map[i >> 3] & (1u << (i & 7))))
+			return i;
+	return -1;
+}
+
+/* Find and set a clear bit in a group's bitmap, from bit start on. */
+static int grab(struct sufs_fs *fs, enum sufs_bitmap which, uint32_t g, uint32_t start,
+		uint64_t *n)
+{
+	struct sufs_group_layout l;
+	struct buf *b;
+	uint32_t nbits;
+	int64_t bit;
+	int err;
+
+	sufs_group_layout(&fs->sb, g, &l);
+	if (which == SUFS_BITMAP_BLOCK)
+		nbits = (uint32_t)(l.end - l.start);
+	else
+		nbits = fs->sb.inodes_per_group;
+	err = buf_get(fs, which == SUFS_BITMAP_BLOCK ? l.block_bitmap : l.inode_bitmap,
+		      BUF_BITMAP, &b);
+	if (err)
+		return err;
+	bit = find_zero(b->data, nbits, start);
+	buf_put(fs, b);
+	if (bit < 0)
+		return -ENOSPC;
+	if (which == SUFS_BITMAP_BLOCK)
+		*n = l.start + (uint64_t)bit;
+	else
+		*n = (uint64_t)g * fs->sb.inodes_per_group + (uint64_t)bit + 1;
+	err = bitmap_set(fs, which, *n, 1);
+	return err < 0 ? err : 0;
+}
+
+int alloc_block(struct sufs_fs *fs, uint64_t goal, uint64_t *blk)
+{
+	uint32_t ngroups = fs->sb.groups_count, g0, g, i, start;
+	int err;
+
+	if (goal >= fs->sb.blocks_count)
+		goal = 0;
+	g0 = (uint32_t)(goal / fs->sb.blocks_per_group);
+	/* the goal's group from the goal on, every other group, then the
+	 * goal's group from its start */
+	for (i = 0; i <= ngroups; i++) {
+		g = (g0 + i) % ngroups;
+		start = i == 0 ? (uint32_t)(goal % fs->sb.blocks_per_group) : 0;
+		if (fs->groups[g].free_blocks == 0)
+			continue;
+		err = grab(fs, SUFS_BITMAP_BLOCK, g, start, blk);
+		if (err != -ENOSPC)
+			return err;
+	}
+	return -ENOSPC;
+}
+
+/*
+ * Pick a group for a new inode.  Files go near their directory.  New
+ * directories are spread out: among a window of groups, the one with room
+ * (free inodes at least the average) and the fewest directories.
+ */
+static uint32_t pick_group(struct sufs_fs *fs, uint32_t parent, int is_dir)
+{
+	uint32_t ngroups = fs->sb.groups_count, g, i, best = UINT32_MAX, window;
+	uint32_t avg = (uint32_t)(fs->sb.free_inodes / ngroups);
+
+	if (!is_dir || ngroups == 1)
+		return parent ? (parent - 1) / fs->sb.inodes_per_group : 0;
+	window = ngroups < 64 ? ngroups : 64;
+	for (i = 0; i < window; i++) {
+		g = (fs->last_dir_group + 1 + i) % ngroups;
+		if (fs->groups[g].free_inodes == 0 || fs->groups[g].free_inodes < avg)
+			continue;
+		if (best == UINT32_MAX || fs->groups[g].used_dirs < fs->groups[best].used_dirs ||
+		    (fs->groups[g].used_dirs == fs->groups[best].used_dirs &&
+		     fs->groups[g].free_blocks > fs->groups[best].free_blocks))
+			best = g;
+	}
+	if (best == UINT32_MAX)
+		best = (parent - 1) / fs->sb.inodes_per_group;
+	fs->last_dir_group = best;
+	return best;
+}
+
+int alloc_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino)
+{
+	uint32_t ngroups = fs->sb.groups_count, g0, g, i;
+	uint64_t n;
+	int err;
+
+	g0 = pick_group(fs, parent, is_dir);
+	for (i = 0; i < ngroups; i++) {
+		g = (g0 + i) % ngroups;
+		if (fs->groups[g].free_inodes == 0)
+			continue;
+		err = grab(fs, SUFS_BITMAP_INODE, g, 0, &n);
+		if (err == -ENOSPC)
+			continue;
+		if (err)
+			return err;
+		if (is_dir) {
+			fs->groups[g].used_dirs++;
+			fs->gdt_dirty[g * SUFS_GROUP_DESC_SIZE / fs->bsize] = 1;
+		}
+		*ino = (uint32_t)n;
+		return 0;
+	}
+	return -ENOSPC;
+}

@@ -1,0 +1,265 @@
+/*
+ * dir.c - directory entries.
+ *
+ * A directory is a file of whole blocks.  Each block holds variable-length
+ * entries (inode, rec_len, name_len, file type, name) that tile the block up
+ * to its 8-byte checksum tail; an entry never straddles a block.  An entry
+ * with inode number 0 is a free slot.  Every entry is checked before it is
+ * trusted (dir_block_check), so a hostile block cannot make us read past
+ * its end.
+ */
+#include "config.h"
+#include "sufs_int.h"
+
+#include <errno.h>
+#include <sys/stat.h>
+
+/* The byte range of a directory block that holds entries. */
+static uint32_t dir_data_end(uint32_t bsize)
+{
+	return bsize - SUFS_DIR_TAIL_SIZE;
+}
+
+int dir_block_check(const uint8_t *blk, uint32_t bsize, const char **why)
+{
+	uint32_t off = 0, end = dir_data_end(bsize), reclen, namelen, i;
+	const uint8_t *de;
+
+	while (off < end) {
+		de = blk + off;
+		if (end - off < SUFS_DIRENT_HDR) {
+			*why = "entry header crosses the end of the block";
+			return -SUFS_ECORRUPT;
+		}
+		reclen = get16(de + DE_RECLEN);
+		namelen = de[DE_NAMELEN];
+		if (reclen < SUFS_DIRENT_HDR || reclen % 8 || reclen > end - off) {
+			*why = "bad entry length";
+			return -SUFS_ECORRUPT;
+		}
+		if (get32(de + DE_INO)) {
+			if (namelen == 0 || dirent_size(namelen) > reclen) {
+				*why = "bad name length";
+				return -SUFS_ECORRUPT;
+			}
+			for (i = 0; i < namelen; i++) {
+				if (de[DE_NAME + i] == '/' || de[DE_NAME + i] == 0) {
+					*why = "name holds '/' or NUL";
+					return -SUFS_ECORRUPT;
+				}
+			}
+		}
+		off += reclen;
+	}
+	return 0;
+}
+
+/* Get directory block lblk, checked.  A hole in a directory is corruption. */
+static int dir_block(struct sufs_fs *fs, const struct sufs_inode *din, uint64_t lblk,
+		     struct buf **out)
+{
+	uint64_t pblk;
+	struct buf *b;
+	int err = bmap_get(fs, din, lblk, &pblk);
+
+	if (err)
+		return err;
+	if (!pblk)
+		return -SUFS_ECORRUPT;
+	err = buf_get(fs, pblk, BUF_DIR, &b);
+	if (err)
+		return err;
+	if (b->csum_bad && !(fs->flags & SUFS_OPEN_IGNORE_CSUM)) {
+		buf_put(fs, b);
+		return -SUFS_ECHECKSUM;
+	}
+	if (b->dir_bad) {
+		buf_put(fs, b);
+		return -SUFS_ECORRUPT;
+	}
+	*out = b;
+	return 0;
+}
+
+static int dir_nblocks(struct sufs_fs *fs, const struct sufs_inode *din, uint64_t *n)
+{
+	if (!S_ISDIR(din->mode))
+		return -ENOTDIR;
+	if (din->size % fs->bsize || din->size / fs->bsize > inode_max_blocks(fs))
+		return -SUFS_ECORRUPT;
+	*n = din->size / fs->bsize;
+	return 0;
+}
+
+int dir_iterate(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
+		sufs_dirent_fn fn, void *arg)
+{
+	uint64_t n, lblk;
+	uint32_t off, end = dir_data_end(fs->bsize);
+	struct buf *b;
+	int rc = dir_nblocks(fs, din, &n);
+
+	(void)dir;
+	for (lblk = 0; lblk < n && !rc; lblk++) {
+		rc = dir_block(fs, din, lblk, &b);
+		if (rc)
+			break;
+		for (off = 0; off < end && !rc; off += get16(b->data + off + DE_RECLEN)) {
+			const uint8_t *de = b->data + off;
+			uint32_t ino = get32(de + DE_INO);
+			if (ino)
+				rc = fn(arg, (const char *)de + DE_NAME, de[DE_NAMELEN], ino,
+					de[DE_FTYPE]);
+		}
+		buf_put(fs, b);
+	}
+	return rc;
+}
+
+struct find {
+	const char *name;
+	size_t len;
+	uint32_t ino;
+};
+
+static int find_fn(void *arg, const char *name, size_t len, uint32_t ino, unsigned ftype)
+{
+	struct find *f = arg;
+	(void)ftype;
+	if (len == f->len && memcmp(name, f->name, len) == 0) {
+		f->ino = ino;
+		return 1;
+	}
+	return 0;
+}
+
+int dir_lookup(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
+	       const char *name, size_t len, uint32_t *ino)
+{
+	struct find f = { name, len, 0 };
+	int rc = dir_iterate(fs, dir, din, find_fn, &f);
+
+	if (rc < 0)
+		return rc;
+	if (!f.ino)
+		return -ENOENT;
+	*ino = f.ino;
+	return 0;
+}
+
+/* Write an entry's header and name at off (its slot is already carved). */
+static void put_entry(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t reclen,
+		      const char *name, size_t len, uint32_t ino, unsigned ftype)
+{
+	uint8_t *de = b->data + off;
+
+	buf_update(fs, b, off + DE_RECLEN, (uint32_t)(SUFS_DIRENT_HDR - DE_RECLEN + len),
+		   UPD_DIRADD);
+	put16(de + DE_RECLEN, (uint16_t)reclen);
+	de[DE_NAMELEN] = (uint8_t)len;
+	de[DE_FTYPE] = (uint8_t)ftype;
+	memcpy(de + DE_NAME, name, len);
+	/* the inode number is what makes the entry live: its own update */
+	buf_update(fs, b, off + DE_INO, 4, UPD_DIRADD);
+	put32(de + DE_INO, ino);
+}
+
+/* Add a new block to the directory, one free entry spanning it. */
+static int dir_grow(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, struct buf **out)
+{
+	uint64_t lblk = din->size / fs->bsize, pblk, goal = inode_goal(fs, dir);
+	struct buf *b;
+	int is_new, err;
+
+	if (lblk && bmap_get(fs, din, lblk - 1, &goal) == 0 && goal)
+		goal++;
+	err = bmap_alloc(fs, din, lblk, goal, &pblk, &is_new);
+	if (err)
+		return err;
+	err = buf_get_new(fs, pblk, BUF_DIR, &b);
+	if (err)
+		return err;
+	buf_update(fs, b, 0, fs->bsize, UPD_MKDIR);
+	put16(b->data + DE_RECLEN, (uint16_t)dir_data_end(fs->bsize));
+	din->size += fs->bsize;
+	*out = b;
+	return 0;
+}
+
+/*
+ * Add name -> ino.  One pass over the directory both checks that the name
+ * is new and finds the first slot with room: a free entry, or the slack
+ * after a live one.  din is changed when the directory grows; the caller
+ * stores it.
+ */
+int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char *name,
+	    size_t len, uint32_t ino, unsigned ftype)
+{
+	uint32_t need = dirent_size((uint32_t)len), end = dir_data_end(fs->bsize);
+	uint32_t off, reclen, used, slot_off = 0;
+	uint64_t n, lblk, slot_lblk = UINT64_MAX;
+	struct buf *b;
+	int rc;
+
+	if (len == 0 || len > SUFS_NAME_MAX || memchr(name, '/', len) || memchr(name, 0, len))
+		return len > SUFS_NAME_MAX ? -ENAMETOOLONG : -EINVAL;
+	rc = dir_nblocks(fs, din, &n);
+	for (lblk = 0; lblk < n && !rc; lblk++) {
+		rc = dir_block(fs, din, lblk, &b);
+		if (rc)
+			return rc;
+		for (off = 0; off < end; off += reclen) {
+			const uint8_t *de = b->data + off;
+			uint32_t eino = get32(de + DE_INO);
+			reclen = get16(de + DE_RECLEN);
+			used = eino ? dirent_size(de[DE_NAMELEN]) : 0;
+			if (eino && de[DE_NAMELEN] == len && !memcmp(de + DE_NAME, name, len)) {
+				buf_put(fs, b);
+				return -EEXIST;
+			}
+			if (slot_lblk == UINT64_MAX && reclen - used >= need) {
+				slot_lblk = lblk;
+				slot_off = off;
+			}
+		}
+		buf_put(fs, b);
+	}
+	if (rc)
+		return rc;
+	if (slot_lblk == UINT64_MAX) {
+		rc = dir_grow(fs, dir, din, &b);
+		slot_off = 0;
+	} else {
+		rc = dir_block(fs, din, slot_lblk, &b);
+	}
+	if (rc)
+		return rc;
+	off = slot_off;
+	reclen = get16(b->data + off + DE_RECLEN);
+	if (get32(b->data + off + DE_INO)) {
+		/* carve the new entry out of the live entry's slack */
+		used = dirent_size(b->data[off + DE_NAMELEN]);
+		buf_update(fs, b, off + DE_RECLEN, 2, UPD_DIRADD);
+		put16(b->data + off + DE_RECLEN, (uint16_t)used);
+		off += used;
+		reclen -= used;
+	}
+	put_entry(fs, b, off, reclen, name, len, ino, ftype);
+	buf_put(fs, b);
+	return 0;
+}
+
+/* The first block of a new directory: "." and "..". */
+int dir_init(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint32_t parent)
+{
+	struct buf *b;
+	uint32_t dot = dirent_size(1);
+	int err = dir_grow(fs, ino, in, &b);
+
+	if (err)
+		return err;
+	put_entry(fs, b, 0, dot, ".", 1, ino, SUFS_FT_DIR);
+	put_entry(fs, b, dot, dir_data_end(fs->bsize) - dot, "..", 2, parent, SUFS_FT_DIR);
+	buf_put(fs, b);
+	return 0;
+}

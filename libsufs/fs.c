@@ -1,0 +1,370 @@
+/*
+ * fs.c - opening, syncing and closing a file system.
+ *
+ * The superblock and the group descriptors live in memory, decoded, while
+ * the file system is open.  Their free counts are summaries: written as they
+ * stand, unordered, at sync and close.
+ */
+#include "config.h"
+#include "sufs_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define CACHE_BYTES (64u << 20)
+
+void fs_now(struct sufs_fs *fs, int64_t *sec, uint32_t *nsec)
+{
+	struct timespec ts;
+
+	if (fs->fixed_clock) {
+		*sec = fs->clock_sec;
+		*nsec = fs->clock_nsec;
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	*sec = ts.tv_sec;
+	*nsec = (uint32_t)ts.tv_nsec;
+}
+
+void sufs_set_clock(struct sufs_fs *fs, int64_t sec, uint32_t nsec)
+{
+	fs->fixed_clock = 1;
+	fs->clock_sec = sec;
+	fs->clock_nsec = nsec;
+}
+
+int fs_alloc_struct(struct sufs_dev *dev, const struct sufs_super *sb, unsigned flags,
+		    struct sufs_fs **out)
+{
+	struct sufs_fs *fs = calloc(1, sizeof(*fs));
+	int err;
+
+	if (!fs)
+		return -ENOMEM;
+	fs->dev = dev;
+	fs->sb = *sb;
+	fs->flags = flags;
+	fs->bsize = sb->block_size;
+	fs->bshift = (uint32_t)__builtin_ctz(sb->block_size);
+	fs->ptrs = sb->block_size / 8;
+	fs->inodes_per_block = sb->block_size / SUFS_INODE_SIZE;
+	fs->groups = calloc(sb->groups_count, sizeof(*fs->groups));
+	fs->group_bad = calloc(sb->groups_count, 1);
+	fs->gdt_dirty = calloc(sb->gdt_blocks, 1);
+	fs->zero = calloc(1, sb->block_size);
+	if (!fs->groups || !fs->group_bad || !fs->gdt_dirty || !fs->zero) {
+		fs_free_struct(fs);
+		return -ENOMEM;
+	}
+	err = cache_init(fs, CACHE_BYTES);
+	if (err) {
+		fs_free_struct(fs);
+		return err;
+	}
+	*out = fs;
+	return 0;
+}
+
+void fs_free_struct(struct sufs_fs *fs)
+{
+	if (fs->cache.hash)
+		cache_destroy(fs);
+	free(fs->groups);
+	free(fs->group_bad);
+	free(fs->gdt_dirty);
+	free(fs->zero);
+	free(fs);
+}
+
+/* Read the group descriptor table; check each descriptor's checksum and
+ * locations. */
+static int read_gdt(struct sufs_fs *fs)
+{
+	struct sufs_group_layout l0, l;
+	uint32_t per = fs->bsize / SUFS_GROUP_DESC_SIZE, i, g, bad = 0;
+	uint8_t *blk = malloc(fs->bsize);
+	int err = 0;
+
+	if (!blk)
+		return -ENOMEM;
+	sufs_group_layout(&fs->sb, 0, &l0);
+	for (i = 0; i < fs->sb.gdt_blocks && !err; i++) {
+		err = sufs_dev_read(fs->dev, (l0.gdt_start + i) << fs->bshift, blk, fs->bsize);
+		for (g = i * per; !err && g < fs->sb.groups_count && g < (i + 1) * per; g++) {
+			const uint8_t *raw = blk + (g - i * per) * SUFS_GROUP_DESC_SIZE;
+			struct sufs_group *gd = &fs->groups[g];
+
+			sufs_group_decode(raw, gd);
+			sufs_group_layout(&fs->sb, g, &l);
+			if (gd->checksum != sufs_group_csum(raw, g) ||
+			    gd->block_bitmap != l.block_bitmap ||
+			    gd->inode_bitmap != l.inode_bitmap ||
+			    gd->inode_table != l.inode_table ||
+			    gd->free_blocks > l.end - l.start ||
+			    gd->free_inodes > fs->sb.inodes_per_group) {
+				fs->group_bad[g] = 1;
+				bad++;
+			}
+		}
+	}
+	free(blk);
+	if (!err && bad && !(fs->flags & SUFS_OPEN_IGNORE_CSUM))
+		err = -SUFS_ECHECKSUM;
+	return err;
+}
+
+int fs_write_gdt(struct sufs_fs *fs)
+{
+	struct sufs_group_layout l0;
+	uint32_t per = fs->bsize / SUFS_GROUP_DESC_SIZE, i, g;
+	uint8_t *blk;
+	int err = 0;
+
+	blk = malloc(fs->bsize);
+	if (!blk)
+		return -ENOMEM;
+	sufs_group_layout(&fs->sb, 0, &l0);
+	for (i = 0; i < fs->sb.gdt_blocks && !err; i++) {
+		if (!fs->gdt_dirty[i])
+			continue;
+		memset(blk, 0, fs->bsize);
+		for (g = i * per; g < fs->sb.groups_count && g < (i + 1) * per; g++) {
+			struct sufs_group_layout l;
+			sufs_group_layout(&fs->sb, g, &l);
+			fs->groups[g].block_bitmap = l.block_bitmap;
+			fs->groups[g].inode_bitmap = l.inode_bitmap;
+			fs->groups[g].inode_table = l.inode_table;
+			sufs_group_encode(&fs->groups[g], g,
+					  blk + (g - i * per) * SUFS_GROUP_DESC_SIZE);
+		}
+		err = sufs_dev_write(fs->dev, (l0.gdt_start + i) << fs->bshift, blk, fs->bsize);
+		if (!err) {
+			fs->gdt_dirty[i] = 0;
+			fs->stats.block_writes++;
+		}
+	}
+	free(blk);
+	return err;
+}
+
+/* Write the primary superblock, and with all_copies every backup too. */
+int fs_write_super(struct sufs_fs *fs, int all_copies)
+{
+	uint8_t raw[SUFS_SB_SIZE];
+	struct sufs_super sb = fs->sb;
+	uint32_t g;
+	int err;
+
+	fs_now(fs, &sb.write_time, &(uint32_t){ 0 });
+	fs->sb.write_time = sb.write_time;
+	sb.sb_group = 0;
+	sufs_super_encode(&sb, raw);
+	err = sufs_dev_write(fs->dev, SUFS_SB_OFFSET, raw, sizeof(raw));
+	for (g = 1; !err && all_copies && g < fs->sb.groups_count; g++) {
+		if (!sufs_group_has_backup(g))
+			continue;
+		sb.sb_group = g;
+		sufs_super_encode(&sb, raw);
+		err = sufs_dev_write(fs->dev, ((uint64_t)g * sb.blocks_per_group) << fs->bshift,
+				     raw, sizeof(raw));
+	}
+	if (!err)
+		fs->sb_dirty = 0;
+	return err;
+}
+
+int sufs_open_dev(struct sufs_dev *dev, unsigned flags, uint64_t sb_offset,
+		  struct sufs_fs **out)
+{
+	uint8_t raw[SUFS_SB_SIZE];
+	struct sufs_super sb;
+	struct sufs_fs *fs;
+	int err;
+
+	if ((flags & SUFS_OPEN_RDWR) && !dev->writable)
+		return -EROFS;
+	if (!sb_offset)
+		sb_offset = SUFS_SB_OFFSET;
+	if (!dev->is_blockdev && dev->size < sb_offset + SUFS_SB_SIZE)
+		return -SUFS_EMAGIC; /* too short to hold a superblock there */
+	err = sufs_dev_read(dev, sb_offset, raw, sizeof(raw));
+	if (err)
+		return err;
+	sufs_super_decode(raw, &sb);
+	if (sb.magic != SUFS_MAGIC)
+		return -SUFS_EMAGIC;
+	if (sb.checksum != sufs_super_csum(raw) && !(flags & SUFS_OPEN_IGNORE_CSUM))
+		return -SUFS_ECHECKSUM;
+	err = sufs_super_check(&sb, dev->is_blockdev && !dev->size ? 0 : dev->size, NULL);
+	if (err)
+		return err;
+	err = fs_alloc_struct(dev, &sb, flags, &fs);
+	if (err)
+		return err;
+	fs->sb_offset = sb_offset;
+	err = read_gdt(fs);
+	if (err) {
+		fs_free_struct(fs);
+		return err;
+	}
+	if ((flags & SUFS_OPEN_RDWR) && !(flags & SUFS_OPEN_NOFLAGS)) {
+		/* in use: unclean until closed */
+		fs->sb.state &= ~SUFS_STATE_CLEAN;
+		fs->sb.mount_count++;
+		/* generation numbers differ from one session to the next */
+		fs->next_generation = fs->sb.mount_count << 20 | 1;
+		fs_now(fs, &fs->sb.mount_time, &(uint32_t){ 0 });
+		err = fs_write_super(fs, 0);
+		if (!err)
+			err = sufs_dev_barrier(dev);
+		if (err) {
+			fs->dev = NULL;
+			fs_free_struct(fs);
+			return err;
+		}
+	}
+	*out = fs;
+	return 0;
+}
+
+int sufs_open(const char *path, unsigned flags, struct sufs_fs **out)
+{
+	struct sufs_dev *dev;
+	int err = sufs_dev_open(path, (flags & SUFS_OPEN_RDWR) ? SUFS_DEV_RDWR : 0, &dev);
+
+	if (err)
+		return err;
+	err = sufs_open_dev(dev, flags, 0, out);
+	if (err)
+		sufs_dev_close(dev);
+	return err;
+}
+
+int sufs_sync(struct sufs_fs *fs)
+{
+	int err;
+
+	if (!(fs->flags & SUFS_OPEN_RDWR))
+		return 0;
+	err = cache_flush(fs);
+	if (!err)
+		err = fs_write_gdt(fs);
+	if (!err)
+		err = sufs_dev_barrier(fs->dev);
+	if (!err && !fs->mkfs)
+		err = fs_write_super(fs, 0);
+	return err;
+}
+
+/*
+ * Close: write back everything, then the superblock marked clean.  A file
+ * system fresh from sufs_mkfs() gets its superblocks (primary and backups)
+ * only now, after a barrier, so that an interrupted mkfs leaves nothing
+ * that claims to be valid.
+ */
+int sufs_close(struct sufs_fs *fs)
+{
+	int err = 0;
+
+	if (fs->flags & SUFS_OPEN_RDWR) {
+		if (!(fs->flags & SUFS_OPEN_NOFLAGS) || fs->sb_dirty || fs->mkfs)
+			fs->sb.state |= SUFS_STATE_CLEAN;
+		err = cache_flush(fs);
+		if (!err)
+			err = fs_write_gdt(fs);
+		if (!err)
+			err = sufs_dev_barrier(fs->dev);
+		if (!err)
+			err = fs_write_super(fs, fs->mkfs);
+		if (!err)
+			err = sufs_dev_barrier(fs->dev);
+	}
+	sufs_dev_close(fs->dev);
+	fs_free_struct(fs);
+	return err;
+}
+
+void sufs_abandon(struct sufs_fs *fs)
+{
+	sufs_dev_close(fs->dev);
+	fs_free_struct(fs);
+}
+
+const struct sufs_super *sufs_get_super(struct sufs_fs *fs)
+{
+	return &fs->sb;
+}
+
+struct sufs_dev *sufs_get_dev(struct sufs_fs *fs)
+{
+	return fs->dev;
+}
+
+int sufs_get_group(struct sufs_fs *fs, uint32_t group, struct sufs_group *out)
+{
+	if (group >= fs->sb.groups_count)
+		return -EINVAL;
+	*out = fs->groups[group];
+	return 0;
+}
+
+int sufs_group_csum_bad(struct sufs_fs *fs, uint32_t group)
+{
+	return group < fs->sb.groups_count && fs->group_bad[group];
+}
+
+void sufs_get_stats(struct sufs_fs *fs, struct sufs_stats *st)
+{
+	*st = fs->stats;
+	st->cache_blocks = fs->cache.count;
+	st->cache_bytes = (uint64_t)fs->cache.count * fs->bsize;
+	st->dirty_blocks = fs->cache.dirty;
+	st->barriers = fs->dev->barriers;
+}
+
+int sufs_bitmap_test(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int *set)
+{
+	return bitmap_test(fs, which, n, set);
+}
+
+int sufs_bitmap_set(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int set)
+{
+	int err;
+
+	if (!(fs->flags & SUFS_OPEN_RDWR))
+		return -EROFS;
+	err = bitmap_set(fs, which, n, set);
+	return err < 0 ? err : 0;
+}
+
+int sufs_block_read(struct sufs_fs *fs, uint64_t blk, void *buf)
+{
+	struct buf *b;
+	int err = buf_get(fs, blk, BUF_RAW, &b);
+
+	if (err)
+		return err == -SUFS_ECORRUPT ? -EINVAL : err;
+	memcpy(buf, b->data, fs->bsize);
+	buf_put(fs, b);
+	return 0;
+}
+
+/* A raw write: the block goes out exactly as given, no checksum sealed. */
+int sufs_block_write(struct sufs_fs *fs, uint64_t blk, const void *buf)
+{
+	struct buf *b;
+	int err;
+
+	if (!(fs->flags & SUFS_OPEN_RDWR))
+		return -EROFS;
+	err = buf_get(fs, blk, BUF_RAW, &b);
+	if (err)
+		return err == -SUFS_ECORRUPT ? -EINVAL : err;
+	b->type = BUF_RAW;
+	buf_update(fs, b, 0, fs->bsize, UPD_DATA);
+	memcpy(b->data, buf, fs->bsize);
+	buf_put(fs, b);
+	return 0;
+}

@@ -1,0 +1,347 @@
+/*
+ * inode.c - inodes in their tables, and block maps: 12 direct pointers,
+ * then single, double and triple indirect blocks of 64-bit pointers.
+ *
+ * Every pointer read from disk is range-checked before it is followed: a
+ * pointer outside the data area of the image is corruption, reported as
+ * -SUFS_ECORRUPT, never a read out of bounds.
+ */
+#include "config.h"
+#include "sufs_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+int inode_valid_ino(struct sufs_fs *fs, uint32_t ino)
+{
+	return ino >= 1 && ino <= fs->sb.inodes_count;
+}
+
+static int inode_locate(struct sufs_fs *fs, uint32_t ino, uint64_t *blk, uint32_t *off)
+{
+	struct sufs_group_layout l;
+	uint32_t g, idx;
+
+	if (!inode_valid_ino(fs, ino))
+		return -EINVAL;
+	g = (ino - 1) / fs->sb.inodes_per_group;
+	idx = (ino - 1) % fs->sb.inodes_per_group;
+	sufs_group_layout(&fs->sb, g, &l);
+	*blk = l.inode_table + idx / fs->inodes_per_block;
+	*off = (idx % fs->inodes_per_block) * SUFS_INODE_SIZE;
+	return 0;
+}
+
+/* Read an inode; a checksum failure is an error unless the file system was
+ * opened with SUFS_OPEN_IGNORE_CSUM, or strict asks for it anyway. */
+static int load(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, int strict)
+{
+	struct buf *b;
+	uint64_t blk;
+	uint32_t off;
+	int err = inode_locate(fs, ino, &blk, &off);
+	const uint8_t *raw;
+
+	if (err)
+		return err;
+	err = buf_get(fs, blk, BUF_ITABLE, &b);
+	if (err)
+		return err;
+	raw = b->data + off;
+	sufs_inode_decode(raw, in);
+	if (!sufs_inode_is_zero(raw) && in->checksum != sufs_inode_csum(raw, ino) &&
+	    (strict || !(fs->flags & SUFS_OPEN_IGNORE_CSUM)))
+		err = -SUFS_ECHECKSUM;
+	buf_put(fs, b);
+	return err;
+}
+
+int inode_load(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in)
+{
+	return load(fs, ino, in, 0);
+}
+
+int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in)
+{
+	struct buf *b;
+	uint64_t blk;
+	uint32_t off;
+	int err = inode_locate(fs, ino, &blk, &off);
+
+	if (err)
+		return err;
+	err = buf_get(fs, blk, BUF_ITABLE, &b);
+	if (err)
+		return err;
+	buf_update(fs, b, off, SUFS_INODE_SIZE, UPD_INODEDEP);
+	sufs_inode_encode(in, ino, b->data + off);
+	buf_put(fs, b);
+	return 0;
+}
+
+/* Tools see every checksum failure, whatever the open flags. */
+int sufs_inode_get(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *out)
+{
+	return load(fs, ino, out, 1);
+}
+
+int sufs_inode_put(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in)
+{
+	if (!(fs->flags & SUFS_OPEN_RDWR))
+		return -EROFS;
+	return inode_store(fs, ino, in);
+}
+
+/* Regular files, directories and long symlinks map blocks; the rest keep
+ * something else (or nothing) in block[]. */
+int inode_has_blocks(const struct sufs_inode *in)
+{
+	switch (in->mode & S_IFMT) {
+	case S_IFREG:
+	case S_IFDIR:
+		return 1;
+	case S_IFLNK:
+		return in->size > SUFS_FAST_SYMLINK_MAX;
+	}
+	return 0;
+}
+
+uint64_t inode_max_blocks(struct sufs_fs *fs)
+{
+	uint64_t p = fs->ptrs;
+	return SUFS_NDIR + p + p * p + p * p * p;
+}
+
+/* The slot indexes leading to logical block lblk: idx[0] in the inode,
+ * idx[1..depth] in indirect blocks. */
+static int bmap_path(struct sufs_fs *fs, uint64_t lblk, int *depth, uint32_t idx[4])
+{
+	uint64_t p = fs->ptrs;
+
+	if (lblk < SUFS_NDIR) {
+		*depth = 0;
+		idx[0] = (uint32_t)lblk;
+		return 0;
+	}
+	lblk -= SUFS_NDIR;
+	if (lblk < p) {
+		*depth = 1;
+		idx[0] = SUFS_IND;
+		idx[1] = (uint32_t)lblk;
+		return 0;
+	}
+	lblk -= p;
+	if (lblk < p * p) {
+		*depth = 2;
+		idx[0] = SUFS_DIND;
+		idx[1] = (uint32_t)(lblk / p);
+		idx[2] = (uint32_t)(lblk % p);
+		return 0;
+	}
+	lblk -= p * p;
+	if (lblk < p * p * p) {
+		*depth = 3;
+		idx[0] = SUFS_TIND;
+		idx[1] = (uint32_t)(lblk / (p * p));
+		idx[2] = (uint32_t)(lblk / p % p);
+		idx[3] = (uint32_t)(lblk % p);
+		return 0;
+	}
+	return -EFBIG;
+}
+
+int bmap_get(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk, uint64_t *pblk)
+{
+	uint32_t idx[4];
+	int depth, level, err;
+	uint64_t ptr;
+	struct buf *b;
+
+	*pblk = 0;
+	err = bmap_path(fs, lblk, &depth, idx);
+	if (err)
+		return err == -EFBIG ? 0 : err; /* past the largest file: a hole */
+	ptr = in->block[idx[0]];
+	for (level = 1; level <= depth && ptr; level++) {
+		if (!block_in_range(fs, ptr))
+			return -SUFS_ECORRUPT;
+		err = buf_get(fs, ptr, BUF_IND, &b);
+		if (err)
+			return err;
+		ptr = get64(b->data + 8 * idx[level]);
+		buf_put(fs, b);
+	}
+	if (ptr && !block_in_range(fs, ptr))
+		return -SUFS_ECORRUPT;
+	*pblk = ptr;
+	return 0;
+}
+
+int sufs_bmap(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t *pblk)
+{
+	struct sufs_inode in;
+	int err = inode_load(fs, ino, &in);
+
+	if (err)
+		return err;
+	if (!inode_has_blocks(&in)) {
+		*pblk = 0;
+		return 0;
+	}
+	return bmap_get(fs, &in, lblk, pblk);
+}
+
+/* A first guess for a new inode's first block: the start of its group's data. */
+uint64_t inode_goal(struct sufs_fs *fs, uint32_t ino)
+{
+	struct sufs_group_layout l;
+	sufs_group_layout(&fs->sb, (ino - 1) / fs->sb.inodes_per_group, &l);
+	return l.first_data;
+}
+
+/* A new, zeroed indirect block near goal. */
+static int new_indirect(struct sufs_fs *fs, struct sufs_inode *in, uint64_t goal, uint64_t *blk)
+{
+	struct buf *b;
+	int err = alloc_block(fs, goal, blk);
+
+	if (err)
+		return err;
+	err = buf_get_new(fs, *blk, BUF_IND, &b);
+	if (err)
+		return err;
+	buf_update(fs, b, 0, fs->bsize, UPD_INDIRDEP);
+	buf_put(fs, b);
+	in->blocks++;
+	return 0;
+}
+
+/*
+ * Map logical block lblk of the inode, allocating it (and the indirect
+ * blocks on its path) near goal when it is a hole.  in is changed in memory
+ * (pointers, block count); the caller stores it.  *is_new tells whether the
+ * data block was just allocated: its contents are then undefined until the
+ * caller writes them.
+ */
+int bmap_alloc(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t goal,
+	       uint64_t *pblk, int *is_new)
+{
+	uint32_t idx[4];
+	int depth, level, err;
+	uint64_t ptr, child;
+	struct buf *b;
+
+	*is_new = 0;
+	err = bmap_path(fs, lblk, &depth, idx);
+	if (err)
+		return err;
+	ptr = in->block[idx[0]];
+	if (!ptr) {
+		err = depth ? new_indirect(fs, in, goal, &ptr) : alloc_block(fs, goal, &ptr);
+		if (err)
+			return err;
+		if (!depth) {
+			in->blocks++;
+			*is_new = 1;
+		}
+		in->block[idx[0]] = ptr;
+	}
+	for (level = 1; level <= depth; level++) {
+		if (!block_in_range(fs, ptr))
+			return -SUFS_ECORRUPT;
+		err = buf_get(fs, ptr, BUF_IND, &b);
+		if (err)
+			return err;
+		child = get64(b->data + 8 * idx[level]);
+		if (!child) {
+			if (level < depth) {
+				err = new_indirect(fs, in, ptr + 1, &child);
+			} else {
+				err = alloc_block(fs, goal, &child);
+				if (!err) {
+					in->blocks++;
+					*is_new = 1;
+				}
+			}
+			if (err) {
+				buf_put(fs, b);
+				return err;
+			}
+			buf_update(fs, b, 8 * idx[level], 8, UPD_ALLOCINDIR);
+			put64(b->data + 8 * idx[level], child);
+		}
+		buf_put(fs, b);
+		ptr = child;
+	}
+	if (!block_in_range(fs, ptr))
+		return -SUFS_ECORRUPT;
+	*pblk = ptr;
+	return 0;
+}
+
+struct walk {
+	struct sufs_fs *fs;
+	uint32_t ino;
+	sufs_block_fn fn;
+	void *arg;
+};
+
+/* Visit the tree under pointer ptr at the given level (0: a data block),
+ * mapping logical blocks from lblk on. */
+static int walk_tree(struct walk *w, uint64_t ptr, int level, uint64_t lblk)
+{
+	struct sufs_fs *fs = w->fs;
+	uint64_t span = 1, child;
+	uint32_t i;
+	uint8_t *copy;
+	struct buf *b;
+	int rc;
+
+	if (!block_in_range(fs, ptr))
+		return w->fn(fs, w->ino, lblk, ptr, level, 1, w->arg);
+	rc = w->fn(fs, w->ino, lblk, ptr, level, 0, w->arg);
+	if (rc || level == 0)
+		return rc;
+	for (i = 1; i < (uint32_t)level; i++)
+		span *= fs->ptrs;
+	/* keep a copy: the callback may use the cache and evict the block */
+	copy = malloc(fs->bsize);
+	if (!copy)
+		return -ENOMEM;
+	rc = buf_get(fs, ptr, BUF_IND, &b);
+	if (rc) {
+		free(copy);
+		return rc;
+	}
+	memcpy(copy, b->data, fs->bsize);
+	buf_put(fs, b);
+	for (i = 0; i < fs->ptrs && !rc; i++) {
+		child = get64(copy + 8 * i);
+		if (child)
+			rc = walk_tree(w, child, level - 1, lblk + i * span);
+	}
+	free(copy);
+	return rc;
+}
+
+int sufs_block_iterate(struct sufs_fs *fs, uint32_t ino, sufs_block_fn fn, void *arg)
+{
+	struct sufs_inode in;
+	struct walk w = { fs, ino, fn, arg };
+	uint64_t p = fs->ptrs, first[3] = { SUFS_NDIR, SUFS_NDIR + p, SUFS_NDIR + p + p * p };
+	uint32_t i;
+	int rc = inode_load(fs, ino, &in);
+
+	if (rc)
+		return rc;
+	if (!inode_has_blocks(&in))
+		return 0;
+	for (i = 0; i < SUFS_NDIR && !rc; i++)
+		if (in.block[i])
+			rc = walk_tree(&w, in.block[i], 0, i);
+	for (i = 0; i < 3 && !rc; i++)
+		if (in.block[SUFS_IND + i])
+			rc = walk_tree(&w, in.block[SUFS_IND + i], (int)i + 1, first[i]);
+	return rc;
+}

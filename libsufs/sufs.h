@@ -1,0 +1,470 @@
+/*
+ * sufs.h - the one public header of libsufs.
+ *
+ * Installed as <sufs/sufs.h>.  It declares the on-disk format (constants, the
+ * decoded in-memory form of each on-disk record and the functions that turn one
+ * into the other), the device interface and the file-system operations.
+ * man/sufs.5 describes the format byte by byte; keep the two in step.
+ *
+ * Conventions: every function returns 0 or a negative error code (a negated
+ * errno value, or a negated enum sufs_err value); results come back through
+ * out-pointers.  sufs_strerror() turns any of these codes into a message.
+ */
+#ifndef SUFS_H
+#define SUFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Errors of our own, above the errno range.  Functions return -SUFS_E...;
+ * errno-style failures come back as -errno (-ENOENT, -ENOSPC, ...).
+ */
+enum sufs_err {
+	SUFS_EBASE = 4096,
+	SUFS_EMAGIC,      /* no sufs superblock (wrong magic number) */
+	SUFS_EVERSION,    /* format version this library does not know */
+	SUFS_ECHECKSUM,   /* a checksum does not match the bytes it covers */
+	SUFS_ECORRUPT,    /* a field holds a value that cannot be */
+	SUFS_ETRUNCATED,  /* the image is shorter than its superblock says */
+	SUFS_EGEOMETRY,   /* the requested layout does not fit or is invalid */
+	SUFS_EINCOMPLETE, /* mkfs did not finish on this image */
+	SUFS_EFEATURE,    /* the image uses a feature this library lacks */
+	SUFS_ELAST
+};
+
+/* A message for any return code of this library (0, -errno or -SUFS_E...). */
+const char *sufs_strerror(int err);
+
+/* ------------------------------------------------------------------------ */
+/* On-disk format v1 (see man/sufs.5).  Every field is little-endian.        */
+/* ------------------------------------------------------------------------ */
+
+#define SUFS_MAGIC          0x53465553u /* "SUFS" read as bytes */
+#define SUFS_VERSION        1u
+#define SUFS_SB_OFFSET      1024u       /* byte offset of the primary superblock */
+#define SUFS_SB_SIZE        1024u
+#define SUFS_MIN_BLOCK_SIZE 1024u
+#define SUFS_MAX_BLOCK_SIZE 65536u
+#define SUFS_DEF_BLOCK_SIZE 4096u
+#define SUFS_INODE_SIZE     256u
+#define SUFS_GROUP_DESC_SIZE 64u
+#define SUFS_NDIR           12u   /* direct block pointers in an inode */
+#define SUFS_IND            12u   /* index of the single indirect pointer */
+#define SUFS_DIND           13u   /* double indirect */
+#define SUFS_TIND           14u   /* triple indirect */
+#define SUFS_NBLOCKS        15u
+#define SUFS_FAST_SYMLINK_MAX 120u /* a target this long or shorter lives in the inode */
+#define SUFS_NAME_MAX       255u
+#define SUFS_ROOT_INO       2u
+#define SUFS_FIRST_INO      3u    /* inode 1 is reserved and never used */
+#define SUFS_SNAP_SLOTS     20u
+#define SUFS_DIR_TAIL_SIZE  8u    /* checksum tail at the end of each directory block */
+#define SUFS_DIRENT_HDR     8u
+#define SUFS_LINK_MAX       65000u
+
+/* superblock state */
+#define SUFS_STATE_CLEAN    1u    /* unmounted cleanly: nothing pending was lost */
+/* superblock flags */
+#define SUFS_FLAG_NEEDS_FSCK 0x1u /* a full check is required (set by fsck -b, errors) */
+#define SUFS_FLAG_INCOMPLETE 0x2u /* never on disk with the real magic: see sufs_mkfs() */
+
+/* write modes, recorded in the superblock (the mode an image was last written in) */
+enum sufs_mode {
+	SUFS_MODE_SOFTDEP = 0,
+	SUFS_MODE_SYNC = 1,
+	SUFS_MODE_ASYNC = 2,
+};
+const char *sufs_mode_name(unsigned mode);
+int sufs_mode_parse(const char *name, unsigned *mode);
+
+/* directory entry file types (as ext2) */
+enum sufs_ftype {
+	SUFS_FT_UNKNOWN = 0,
+	SUFS_FT_REG = 1,
+	SUFS_FT_DIR = 2,
+	SUFS_FT_CHR = 3,
+	SUFS_FT_BLK = 4,
+	SUFS_FT_FIFO = 5,
+	SUFS_FT_SOCK = 6,
+	SUFS_FT_LNK = 7,
+	SUFS_FT_MAX
+};
+unsigned sufs_ftype_of_mode(uint32_t mode);
+
+struct sufs_snap_slot {
+	uint32_t ino;     /* the snapshot file, 0 if the slot is free */
+	uint32_t flags;
+	int64_t time;     /* when it was taken (seconds) */
+};
+
+/* The superblock, decoded. */
+struct sufs_super {
+	uint32_t magic;
+	uint32_t version;
+	uint32_t block_size;
+	uint32_t inode_size;
+	uint64_t blocks_count;
+	uint64_t free_blocks;      /* summary: written unordered, fsck fixes */
+	uint32_t inodes_count;
+	uint32_t free_inodes;      /* summary */
+	uint32_t blocks_per_group;
+	uint32_t inodes_per_group;
+	uint32_t groups_count;
+	uint32_t gdt_blocks;
+	uint32_t root_ino;
+	uint32_t first_ino;
+	uint32_t state;
+	uint32_t flags;
+	uint32_t write_mode;
+	uint32_t mount_count;
+	int64_t mkfs_time;
+	int64_t mount_time;
+	int64_t write_time;
+	int64_t check_time;
+	uint8_t uuid[16];
+	char label[64];            /* NUL-padded, not necessarily NUL-terminated */
+	uint32_t sb_group;         /* the group this copy lives in (0: primary) */
+	uint32_t features_compat;
+	uint32_t features_incompat;
+	uint32_t features_ro_compat;
+	uint32_t check_result;     /* result of the last check (fsck exit code) */
+	struct sufs_snap_slot snap[SUFS_SNAP_SLOTS];
+	uint32_t checksum;
+};
+
+/* A group descriptor, decoded.  The locations are redundant (they follow
+ * from the geometry) and are checked against it. */
+struct sufs_group {
+	uint32_t free_blocks;      /* summary */
+	uint32_t free_inodes;      /* summary */
+	uint32_t used_dirs;        /* summary */
+	uint32_t flags;
+	uint64_t block_bitmap;
+	uint64_t inode_bitmap;
+	uint64_t inode_table;
+	uint32_t checksum;
+};
+
+/* An inode, decoded. */
+struct sufs_inode {
+	uint16_t mode;             /* S_IFMT type bits and permissions */
+	uint16_t flags;
+	uint32_t links;
+	uint32_t uid;
+	uint32_t gid;
+	uint64_t size;
+	uint64_t blocks;           /* file-system blocks mapped, indirect ones included */
+	int64_t atime, mtime, ctime, crtime;
+	uint32_t atime_ns, mtime_ns, ctime_ns, crtime_ns;
+	uint32_t generation;
+	uint32_t rdev_major;
+	uint32_t rdev_minor;
+	uint64_t block[SUFS_NBLOCKS]; /* or the fast symlink's target */
+	uint32_t checksum;
+};
+
+/* Byte order and checksums: encode and decode the on-disk records.  The
+ * *_csum functions compute the checksum the record should carry. */
+void sufs_super_decode(const void *raw, struct sufs_super *sb);
+void sufs_super_encode(const struct sufs_super *sb, void *raw); /* sets checksum */
+uint32_t sufs_super_csum(const void *raw);
+void sufs_group_decode(const void *raw, struct sufs_group *gd);
+void sufs_group_encode(const struct sufs_group *gd, uint32_t group, void *raw);
+uint32_t sufs_group_csum(const void *raw, uint32_t group);
+void sufs_inode_decode(const void *raw, struct sufs_inode *in);
+void sufs_inode_encode(const struct sufs_inode *in, uint32_t ino, void *raw);
+uint32_t sufs_inode_csum(const void *raw, uint32_t ino);
+int sufs_inode_is_zero(const void *raw);  /* never initialised: no checksum */
+uint32_t sufs_dirblock_csum(const void *raw, uint32_t block_size, uint64_t blk);
+void sufs_dirblock_seal(void *raw, uint32_t block_size, uint64_t blk);
+
+/*
+ * Check a decoded superblock for sanity: magic, version, block size, group
+ * geometry and counts, all consistent with each other and, when
+ * device_bytes is not 0, with the device size.  Returns 0 or -SUFS_E...;
+ * *why (if not NULL) names the first bad field.
+ */
+int sufs_super_check(const struct sufs_super *sb, uint64_t device_bytes, const char **why);
+
+/* ------------------------------------------------------------------------ */
+/* Geometry                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Where everything of one group lies (block numbers). */
+struct sufs_group_layout {
+	uint64_t start;            /* first block of the group */
+	uint64_t end;              /* one past its last block */
+	uint64_t sb_block;         /* block with a superblock copy, or UINT64_MAX */
+	uint64_t gdt_start;        /* group 0 only, else UINT64_MAX */
+	uint32_t gdt_blocks;       /* group 0 only, else 0 */
+	uint64_t block_bitmap;
+	uint64_t inode_bitmap;
+	uint64_t inode_table;
+	uint32_t inode_table_blocks;
+	uint64_t first_data;       /* first block after the group's metadata */
+};
+void sufs_group_layout(const struct sufs_super *sb, uint32_t group, struct sufs_group_layout *out);
+int sufs_group_has_backup(uint32_t group);         /* 1 and powers of 3, 5 and 7 */
+uint64_t sufs_group_overhead(const struct sufs_super *sb, uint32_t group);
+
+/* ------------------------------------------------------------------------ */
+/* Devices                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A device is a table of functions over a byte-addressed store (all I/O is
+ * in whole file-system blocks).  The image-file one reads and writes a file
+ * or block device; others (a recording device, a snapshot view) wrap one.
+ * barrier() makes every write before it durable before any write after it.
+ */
+struct sufs_dev;
+struct sufs_dev_ops {
+	int (*read)(struct sufs_dev *dev, uint64_t off, void *buf, size_t len);
+	int (*write)(struct sufs_dev *dev, uint64_t off, const void *buf, size_t len);
+	int (*barrier)(struct sufs_dev *dev);
+	int (*resize)(struct sufs_dev *dev, uint64_t bytes); /* may be NULL */
+	void (*close)(struct sufs_dev *dev);
+};
+struct sufs_dev {
+	const struct sufs_dev_ops *ops;
+	uint64_t size;             /* bytes */
+	int writable;
+	int is_blockdev;
+	char *name;
+	void *priv;
+	/* counters, kept by the sufs_dev_* wrappers */
+	uint64_t reads, writes, barriers, bytes_read, bytes_written;
+};
+
+#define SUFS_DEV_RDWR   0x1
+#define SUFS_DEV_CREATE 0x2   /* create the file if it does not exist */
+#define SUFS_DEV_EXCL   0x4   /* O_EXCL on a block device */
+
+int sufs_dev_open(const char *path, unsigned flags, struct sufs_dev **out);
+int sufs_dev_read(struct sufs_dev *dev, uint64_t off, void *buf, size_t len);
+int sufs_dev_write(struct sufs_dev *dev, uint64_t off, const void *buf, size_t len);
+int sufs_dev_barrier(struct sufs_dev *dev);
+int sufs_dev_resize(struct sufs_dev *dev, uint64_t bytes);
+void sufs_dev_close(struct sufs_dev *dev);
+/* Return a byte range of an image file to zeros (punch a hole, or
+ * BLKZEROOUT, or write zeros). */
+int sufs_dev_zero(struct sufs_dev *dev, uint64_t off, uint64_t len);
+
+/*
+ * Probe a device for an existing file system or partition table with
+ * libblkid.  On return *what is NULL when nothing was found, else a
+ * malloc()ed description such as "ext4 file system (label \"root\")",
+ * "sufs file system" or
+ * "dos partition table".
+ */
+int sufs_dev_probe(const char *path, char **what);
+
+/* Parse "123", "64K", "10M", "2G", "16T" (powers of 1024) into bytes. */
+int sufs_parse_size(const char *s, uint64_t *bytes);
+
+/* ------------------------------------------------------------------------ */
+/* Opening, creating and closing a file system                                */
+/* ------------------------------------------------------------------------ */
+
+struct sufs_fs;
+
+#define SUFS_OPEN_RDWR        0x1
+#define SUFS_OPEN_IGNORE_CSUM 0x2  /* open and read on even when checksums fail (superblock,
+                                      groups, inodes, directory blocks); sufs_inode_get
+                                      still reports a bad inode checksum */
+#define SUFS_OPEN_NOFLAGS     0x4  /* do not mark the image unclean when opened for writing */
+
+/* Open the image at path.  sb_offset is the byte offset of the superblock to
+ * use: 0 for the primary, else a backup's (see sufs_backup_offset()). */
+int sufs_open(const char *path, unsigned flags, struct sufs_fs **out);
+int sufs_open_dev(struct sufs_dev *dev, unsigned flags, uint64_t sb_offset,
+		  struct sufs_fs **out);
+/* Byte offset of the n-th backup superblock (n = 0, 1, ...) for the given
+ * geometry; -ENOENT past the last. */
+int sufs_backup_offset(const struct sufs_super *sb, unsigned n, uint64_t *off);
+
+/* Write back everything, mark the image clean, close the device.  The fs is
+ * freed even when this fails (the error is still returned). */
+int sufs_close(struct sufs_fs *fs);
+/* Drop everything in memory without writing (a simulated crash). */
+void sufs_abandon(struct sufs_fs *fs);
+
+const struct sufs_super *sufs_get_super(struct sufs_fs *fs);
+struct sufs_dev *sufs_get_dev(struct sufs_fs *fs);
+int sufs_get_group(struct sufs_fs *fs, uint32_t group, struct sufs_group *out);
+/* Nonzero when the group's descriptor checksum failed at open time. */
+int sufs_group_csum_bad(struct sufs_fs *fs, uint32_t group);
+
+/* The clock used for new timestamps: real time unless fixed (reproducible
+ * images: SOURCE_DATE_EPOCH). */
+void sufs_set_clock(struct sufs_fs *fs, int64_t sec, uint32_t nsec);
+
+struct sufs_mkfs_opts {
+	uint32_t block_size;       /* 0: default */
+	uint64_t bytes_per_inode;  /* 0: default (16384) */
+	uint32_t inodes;           /* 0: from bytes_per_inode */
+	uint32_t blocks_per_group; /* 0: 8 * block_size */
+	char label[64];
+	uint8_t uuid[16];
+	int have_uuid;             /* else random, or derived from the time when
+	                              the clock is fixed */
+	uint32_t root_uid, root_gid;
+	uint16_t root_mode;        /* 0: 0755 */
+	int fixed_time;            /* use time_sec/time_nsec for every timestamp */
+	int64_t time_sec;
+	uint32_t time_nsec;
+};
+
+/* Compute the layout mkfs would make on a device of `bytes` bytes, without
+ * writing anything. */
+int sufs_mkfs_layout(uint64_t bytes, const struct sufs_mkfs_opts *opts, struct sufs_super *out);
+
+/*
+ * Format the device and return it open for writing, with an empty root
+ * directory.  Nothing on the device claims to be a sufs file system until
+ * sufs_close() succeeds: the primary superblock's magic is written last,
+ * after every other block and a barrier.  Until then the fs is usable like
+ * any other (mkfs -d populates it through the normal operations).
+ */
+int sufs_mkfs(struct sufs_dev *dev, const struct sufs_mkfs_opts *opts, struct sufs_fs **out);
+
+/* ------------------------------------------------------------------------ */
+/* Inodes, blocks and bitmaps (read side, for tools)                          */
+/* ------------------------------------------------------------------------ */
+
+/* Read an inode as it stands in memory.  Returns -SUFS_ECHECKSUM (with *out
+ * filled anyway) when its checksum fails, -EINVAL for an inode number out of
+ * range. */
+int sufs_inode_get(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *out);
+/* Replace an inode wholesale (debugger and fsck; operations use the ops). */
+int sufs_inode_put(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in);
+
+enum sufs_bitmap { SUFS_BITMAP_BLOCK, SUFS_BITMAP_INODE };
+int sufs_bitmap_test(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int *set);
+int sufs_bitmap_set(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int set);
+
+/* Map a file's logical block to its physical block (0: a hole). */
+int sufs_bmap(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t *pblk);
+
+/*
+ * Visit every block an inode maps: data blocks with level 0 and their
+ * logical number, indirect blocks with level 1..3 (lblk is then the first
+ * logical block they map).  Pointers out of range are reported with
+ * *bad set and not followed.  A callback returning nonzero stops the walk
+ * and that value is returned.
+ */
+typedef int (*sufs_block_fn)(struct sufs_fs *fs, uint32_t ino, uint64_t lblk,
+			     uint64_t pblk, int level, int bad, void *arg);
+int sufs_block_iterate(struct sufs_fs *fs, uint32_t ino, sufs_block_fn fn, void *arg);
+
+/* Raw block access through the cache (tools). */
+int sufs_block_read(struct sufs_fs *fs, uint64_t blk, void *buf);
+int sufs_block_write(struct sufs_fs *fs, uint64_t blk, const void *buf);
+
+/* ------------------------------------------------------------------------ */
+/* File-system operations                                                     */
+/* ------------------------------------------------------------------------ */
+
+struct sufs_stat {
+	uint32_t ino;
+	uint32_t mode;
+	uint32_t links;
+	uint32_t uid, gid;
+	uint64_t size;
+	uint64_t blocks;           /* file-system blocks */
+	int64_t atime, mtime, ctime, crtime;
+	uint32_t atime_ns, mtime_ns, ctime_ns, crtime_ns;
+	uint32_t rdev_major, rdev_minor;
+	uint32_t generation;
+};
+
+int sufs_stat(struct sufs_fs *fs, uint32_t ino, struct sufs_stat *st);
+int sufs_lookup(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len, uint32_t *ino);
+
+/*
+ * Resolve a path.  Relative paths start at cwd.  Symlinks in the middle of
+ * the path are followed (at most 40); the last component's symlink only if
+ * follow is set.  "/.." is "/".
+ */
+int sufs_namei(struct sufs_fs *fs, uint32_t cwd, const char *path, int follow, uint32_t *ino);
+/* Split a path into the directory that holds its last component (resolved)
+ * and that component; *name points into path. */
+int sufs_namei_parent(struct sufs_fs *fs, uint32_t cwd, const char *path,
+		      uint32_t *dir, const char **name, size_t *len);
+
+int sufs_read(struct sufs_fs *fs, uint32_t ino, uint64_t off, void *buf, size_t len,
+	      size_t *done);
+int sufs_readlink(struct sufs_fs *fs, uint32_t ino, char *buf, size_t size, size_t *len);
+
+/* Entries in on-disk order, "." and ".." included.  A callback returning
+ * nonzero stops the walk and that value is returned. */
+typedef int (*sufs_dirent_fn)(void *arg, const char *name, size_t len, uint32_t ino,
+			      unsigned ftype);
+int sufs_readdir(struct sufs_fs *fs, uint32_t dir, sufs_dirent_fn fn, void *arg);
+
+struct sufs_cred {
+	uint32_t uid, gid;
+};
+
+int sufs_create(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len,
+		uint32_t mode, const struct sufs_cred *cred, uint32_t *ino);
+int sufs_mknod(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len,
+	       uint32_t mode, uint32_t major, uint32_t minor,
+	       const struct sufs_cred *cred, uint32_t *ino);
+int sufs_mkdir(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len,
+	       uint32_t mode, const struct sufs_cred *cred, uint32_t *ino);
+int sufs_symlink(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len,
+		 const char *target, const struct sufs_cred *cred, uint32_t *ino);
+int sufs_link(struct sufs_fs *fs, uint32_t ino, uint32_t dir, const char *name, size_t len);
+/* Write len bytes at off, allocating blocks as needed (holes stay holes
+ * where nothing is written). */
+int sufs_write(struct sufs_fs *fs, uint32_t ino, uint64_t off, const void *buf, size_t len);
+
+#define SUFS_SET_MODE  0x01
+#define SUFS_SET_UID   0x02
+#define SUFS_SET_GID   0x04
+#define SUFS_SET_SIZE  0x08   /* growing only in this version: a hole up to size */
+#define SUFS_SET_ATIME 0x10
+#define SUFS_SET_MTIME 0x20
+#define SUFS_SET_CTIME 0x40
+struct sufs_setattr {
+	unsigned mask;
+	uint32_t mode;             /* permission bits only */
+	uint32_t uid, gid;
+	uint64_t size;
+	int64_t atime, mtime, ctime;
+	uint32_t atime_ns, mtime_ns, ctime_ns;
+};
+int sufs_setattr(struct sufs_fs *fs, uint32_t ino, const struct sufs_setattr *sa);
+
+/* Bound the buffer cache (default 64 MiB; at least 64 blocks).  Dirty blocks
+ * are written back once half of it is dirty. */
+void sufs_set_cache_size(struct sufs_fs *fs, size_t bytes);
+
+/* Write back everything that is dirty. */
+int sufs_sync(struct sufs_fs *fs);
+
+/* Counters for --stats and the debugger. */
+struct sufs_stats {
+	uint64_t block_reads, block_writes, barriers;
+	uint64_t cache_blocks, cache_bytes, dirty_blocks;
+};
+void sufs_get_stats(struct sufs_fs *fs, struct sufs_stats *st);
+
+/* The library's version string, e.g. "0.1.0". */
+const char *sufs_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SUFS_H */

@@ -1,0 +1,197 @@
+/*
+ * sufs_int.h - what the layers of libsufs share and the programs do not see.
+ *
+ * The layers, bottom to top (each talks only to the one below it):
+ *   dev.c    the device: whole-block I/O, barrier
+ *   cache.c  the buffer cache: one buffer per block, write-back, write images
+ *   alloc.c  block and inode bitmaps, group summaries
+ *   inode.c  inodes and block maps (direct, indirect, double, triple)
+ *   dir.c    directory entries
+ *   ops.c    the file-system operations
+ *   fs.c     opening, syncing and closing; mkfs.c formats.
+ * Layers above the cache never write a block: they change a buffer's bytes
+ * after announcing the change with buf_update(), and the cache decides when
+ * and how the block goes out.
+ */
+#ifndef SUFS_INT_H
+#define SUFS_INT_H
+
+#include "sufs.h"
+
+#include <string.h>
+
+/* ---- little-endian access ---------------------------------------------- */
+
+static inline uint16_t get16(const void *p)
+{
+	const uint8_t *b = p;
+	return (uint16_t)(b[0] | b[1] << 8);
+}
+static inline uint32_t get32(const void *p)
+{
+	const uint8_t *b = p;
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+static inline uint64_t get64(const void *p)
+{
+	const uint8_t *b = p;
+	return (uint64_t)get32(b) | (uint64_t)get32(b + 4) << 32;
+}
+static inline void put16(void *p, uint16_t v)
+{
+	uint8_t *b = p;
+	b[0] = (uint8_t)v;
+	b[1] = (uint8_t)(v >> 8);
+}
+static inline void put32(void *p, uint32_t v)
+{
+	uint8_t *b = p;
+	b[0] = (uint8_t)v;
+	b[1] = (uint8_t)(v >> 8);
+	b[2] = (uint8_t)(v >> 16);
+	b[3] = (uint8_t)(v >> 24);
+}
+static inline void put64(void *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32((uint8_t *)p + 4, (uint32_t)(v >> 32));
+}
+
+/* ---- on-disk offsets that more than one file needs ---------------------- */
+
+/* directory entry */
+#define DE_INO      0
+#define DE_RECLEN   4
+#define DE_NAMELEN  6
+#define DE_FTYPE    7
+#define DE_NAME     8
+#define DIR_TAIL_MAGIC 0x4c494154u /* "TAIL" */
+
+static inline uint32_t dirent_size(uint32_t namelen)
+{
+	return (SUFS_DIRENT_HDR + namelen + 7u) & ~7u;
+}
+
+/* ---- the buffer cache ---------------------------------------------------- */
+
+/* What a block holds decides how its write image is sealed (checksums) and
+ * how it is verified when read. */
+enum buf_type {
+	BUF_RAW,     /* unknown (tools' raw reads) */
+	BUF_DATA,
+	BUF_BITMAP,
+	BUF_ITABLE,  /* inode table: inode checksums */
+	BUF_DIR,     /* directory block: tail checksum */
+	BUF_IND,     /* indirect block */
+};
+
+/* Update kinds: labels for people and tools (the 1999 paper's names). */
+enum upd_kind {
+	UPD_BMSAFEMAP,  /* bitmap bit */
+	UPD_INODEDEP,   /* inode fields */
+	UPD_ALLOCDIRECT,/* block pointer in an inode */
+	UPD_INDIRDEP,   /* a new indirect block's contents */
+	UPD_ALLOCINDIR, /* block pointer in an indirect block */
+	UPD_DIRADD,     /* new directory entry */
+	UPD_MKDIR,      /* a new directory's first block */
+	UPD_DIRREM,     /* removed directory entry */
+	UPD_FREEBLKS,
+	UPD_FREEFILE,
+	UPD_DATA,       /* file data */
+};
+
+struct buf {
+	uint64_t blk;
+	uint8_t *data;
+	struct buf *hnext;              /* hash chain */
+	struct buf *prev, *next;        /* LRU list, oldest first */
+	uint32_t refs;
+	uint8_t type;
+	uint8_t dirty;
+	uint8_t csum_bad;               /* BUF_DIR: its checksum failed when it was read */
+	uint8_t dir_bad;                /* BUF_DIR: its entries are malformed (dir_block_check) */
+};
+
+struct cache {
+	struct buf **hash;
+	size_t nhash;
+	size_t count, dirty;
+	size_t limit;                   /* buffers kept at most (soft) */
+	size_t dirty_limit;             /* write back when more are dirty */
+	struct buf lru;                 /* sentinel */
+};
+
+/* ---- the file system in memory -------------------------------------------- */
+
+struct sufs_fs {
+	struct sufs_dev *dev;
+	struct sufs_super sb;
+	uint64_t sb_offset;             /* where our superblock copy came from */
+	struct sufs_group *groups;      /* decoded group descriptors */
+	uint8_t *group_bad;             /* checksum failed at open */
+	uint8_t *gdt_dirty;             /* one flag per GDT block */
+	int sb_dirty;
+	unsigned flags;                 /* SUFS_OPEN_* */
+	int mkfs;                       /* formatted by sufs_mkfs, not yet committed */
+	uint32_t bsize;
+	uint32_t bshift;
+	uint32_t ptrs;                  /* block pointers per indirect block */
+	uint32_t inodes_per_block;
+	struct cache cache;
+	int fixed_clock;
+	int64_t clock_sec;
+	uint32_t clock_nsec;
+	uint32_t next_generation;
+	uint32_t last_dir_group;        /* spreads new directories */
+	struct sufs_stats stats;
+	uint8_t *zero;                  /* a block of zeros */
+};
+
+/* cache.c */
+int cache_init(struct sufs_fs *fs, size_t limit_bytes);
+void cache_destroy(struct sufs_fs *fs);
+int buf_get(struct sufs_fs *fs, uint64_t blk, enum buf_type type, struct buf **out);
+int buf_get_new(struct sufs_fs *fs, uint64_t blk, enum buf_type type, struct buf **out);
+void buf_put(struct sufs_fs *fs, struct buf *b);
+void buf_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len, enum upd_kind kind);
+void buf_forget(struct sufs_fs *fs, uint64_t blk);
+int cache_flush(struct sufs_fs *fs);
+int cache_write_image(struct sufs_fs *fs, struct buf *b, uint8_t *out);
+
+/* fs.c */
+int fs_write_super(struct sufs_fs *fs, int all_copies);
+int fs_write_gdt(struct sufs_fs *fs);
+void fs_now(struct sufs_fs *fs, int64_t *sec, uint32_t *nsec);
+int fs_alloc_struct(struct sufs_dev *dev, const struct sufs_super *sb, unsigned flags,
+		    struct sufs_fs **out);
+void fs_free_struct(struct sufs_fs *fs);
+
+/* alloc.c */
+int alloc_block(struct sufs_fs *fs, uint64_t goal, uint64_t *blk);
+int alloc_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino);
+int bitmap_test(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int *set);
+int bitmap_set(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int set);
+int block_in_range(struct sufs_fs *fs, uint64_t blk);
+
+/* inode.c */
+int inode_load(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in);
+int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in);
+int inode_valid_ino(struct sufs_fs *fs, uint32_t ino);
+uint64_t inode_max_blocks(struct sufs_fs *fs);
+int bmap_get(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk, uint64_t *pblk);
+int bmap_alloc(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t goal,
+	       uint64_t *pblk, int *is_new);
+uint64_t inode_goal(struct sufs_fs *fs, uint32_t ino);
+int inode_has_blocks(const struct sufs_inode *in);
+
+/* dir.c */
+int dir_lookup(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
+	       const char *name, size_t len, uint32_t *ino);
+int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char *name,
+	    size_t len, uint32_t ino, unsigned ftype);
+int dir_init(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint32_t parent);
+int dir_iterate(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
+		sufs_dirent_fn fn, void *arg);
+int dir_block_check(const uint8_t *blk, uint32_t bsize, const char **why);
+
+#endif /* SUFS_INT_H */
