@@ -1,0 +1,688 @@
+/*
+ * mkfs.c - mkfs.sufs: make a sufs file system in an image file or on a
+ * block device, optionally filled from a directory tree (-d).
+ *
+ * The steps, each of which may stop the run with its own exit status:
+ *   1. read the options and SOURCE_DATE_EPOCH                  (EXIT_USAGE)
+ *   2. look at the -d source directory                         (EXIT_SOURCE)
+ *   3. look at the target and settle the size                  (EXIT_USAGE, EXIT_TARGET)
+ *   4. compute the layout                                      (EXIT_LAYOUT)
+ *   5. probe the target for a file system or partition table   (EXIT_TARGET)
+ *      -n stops here, having printed the layout
+ *   6. open, size and clear the target                         (EXIT_TARGET, EXIT_IO)
+ *   7. sufs_mkfs(), populate(), sufs_close()                   (EXIT_IO, EXIT_SOURCE)
+ * Nothing is written before step 6.  From step 7 on, a failure abandons
+ * the file system: the library writes the superblock's magic number only
+ * when sufs_close() succeeds, so a failed run leaves no image that claims
+ * to be a file system, and a file this run created is removed.
+ */
+#include "config.h"
+#include "populate.h"
+#include "sufs.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Exit statuses (man/mkfs.sufs.8, EXIT STATUS). */
+enum {
+	EXIT_OK = 0,
+	EXIT_USAGE = 1,   /* bad command line or option value */
+	EXIT_TARGET = 2,  /* the image cannot be used (open, create, size, holds a file system) */
+	EXIT_LAYOUT = 4,  /* the requested layout does not fit */
+	EXIT_SOURCE = 8,  /* the -d source cannot be read, or does not fit */
+	EXIT_IO = 16,     /* writing the image failed */
+};
+
+struct args {
+	struct sufs_mkfs_opts mo;
+	const char *image;
+	const char *srcdir;
+	uint64_t size;
+	int have_size;
+	int dry_run;
+	int force;
+	int quiet;
+	int root_owner_set;
+};
+
+/* What step 3 learnt about the target. */
+struct target {
+	int exists;
+	int is_blockdev;
+	uint64_t old_size;        /* bytes in the file or device before we start */
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [options] IMAGE [SIZE]\n"
+		"Make a sufs file system in the image file or block device IMAGE.\n"
+		"SIZE (bytes, or with a K, M, G or T suffix) creates or resizes an image file;\n"
+		"a block device is used whole unless SIZE says less.\n"
+		"\n"
+		"  -b BLOCK-SIZE        block size: 1024 to 65536, a power of two (default 4096)\n"
+		"  -i BYTES-PER-INODE   one inode for every so many bytes (default 16384)\n"
+		"  -N INODES            number of inodes (overrides -i)\n"
+		"  -g BLOCKS-PER-GROUP  blocks in a group: a multiple of 8, 64 to 8 * block size\n"
+		"  -L LABEL             volume label, at most 63 bytes\n"
+		"  -U UUID              UUID as 8-4-4-4-12 hex digits, or \"random\"\n"
+		"  -d DIR               copy the directory tree DIR into the new file system\n"
+		"  -E root_owner[=UID:GID]\n"
+		"                       owner of the root directory (default: the caller)\n"
+		"  -n                   dry run: check everything, print the layout, write nothing\n"
+		"  -f                   overwrite a file system or partition table found on IMAGE\n"
+		"  -q                   quiet: print nothing but errors\n"
+		"      --help           print this help and exit\n"
+		"      --version        print the version and exit\n"
+		"\n"
+		"SOURCE_DATE_EPOCH in the environment fixes every timestamp (and the UUID,\n"
+		"unless -U is given) so that the same inputs make the same image, byte for byte.\n"
+		"Exit status: 0 done, 1 usage, 2 target unusable, 4 layout does not fit,\n"
+		"8 -d source problem, 16 write error.  See mkfs.sufs(8).\n",
+		prog);
+}
+
+static void usage_error(void)
+{
+	fprintf(stderr, "Try '%s --help' for more information.\n", prog);
+	exit(EXIT_USAGE);
+}
+
+/* ---- option values ---------------------------------------------------------- */
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* The canonical form: 8-4-4-4-12 hex digits. */
+static int parse_uuid(const char *s, uint8_t uuid[16])
+{
+	unsigned i = 0, n = 0;
+
+	if (strlen(s) != 36)
+		return -1;
+	while (i < 36) {
+		int hi, lo;
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (s[i++] != '-')
+				return -1;
+			continue;
+		}
+		hi = hexval(s[i]);
+		lo = hexval(s[i + 1]);
+		if (hi < 0 || lo < 0)
+			return -1;
+		uuid[n++] = (uint8_t)(hi << 4 | lo);
+		i += 2;
+	}
+	return 0;
+}
+
+/* A version 4 (random) UUID. */
+static int random_uuid(uint8_t uuid[16])
+{
+	size_t got = 0;
+
+	while (got < 16) {
+		ssize_t n = getrandom(uuid + got, 16 - got, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		got += (size_t)n;
+	}
+	uuid[6] = (uint8_t)((uuid[6] & 0x0f) | 0x40);
+	uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
+	return 0;
+}
+
+/* -b, -i: a size (suffixes allowed) from min to max. */
+static uint32_t opt_size(const char *arg, uint64_t min, uint64_t max, const char *what,
+			 const char *range)
+{
+	uint64_t v;
+
+	if (sufs_parse_size(arg, &v) || v < min || v > max) {
+		errmsg("invalid %s '%s': %s", what, arg, range);
+		usage_error();
+	}
+	return (uint32_t)v;
+}
+
+static uint32_t opt_u32(int opt, const char *arg)
+{
+	uint32_t v;
+
+	if (parse_u32(arg, &v) || v == 0) {
+		errmsg("invalid value for -%c: '%s' (a whole number above 0)", opt, arg);
+		usage_error();
+	}
+	return v;
+}
+
+/* -E: comma-separated extended options. */
+static void parse_extended(struct args *a, const char *arg)
+{
+	char *copy = strdup(arg), *opt, *save = NULL;
+
+	if (!copy) {
+		errmsg("%s", strerror(ENOMEM));
+		exit(EXIT_USAGE);
+	}
+	for (opt = strtok_r(copy, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
+		if (strcmp(opt, "root_owner") == 0) {
+			a->mo.root_uid = (uint32_t)getuid();
+			a->mo.root_gid = (uint32_t)getgid();
+			a->root_owner_set = 1;
+		} else if (strncmp(opt, "root_owner=", 11) == 0) {
+			char *uid = opt + 11, *gid = strchr(uid, ':');
+			if (gid)
+				*gid++ = '\0';
+			if (!gid || parse_u32(uid, &a->mo.root_uid) ||
+			    parse_u32(gid, &a->mo.root_gid)) {
+				errmsg("invalid root_owner '%s': expected root_owner=UID:GID (numbers)",
+				       arg);
+				free(copy);
+				usage_error();
+			}
+			a->root_owner_set = 1;
+		} else {
+			errmsg("unknown extended option '%s'", opt);
+			free(copy);
+			usage_error();
+		}
+	}
+	free(copy);
+}
+
+/*
+ * SOURCE_DATE_EPOCH: decimal seconds since 1970, as `date +%s` prints them
+ * (reproducible-builds.org).  Anything else is an error, not ignored: a
+ * build that asked for a reproducible image must not silently get another.
+ */
+static void parse_source_date_epoch(struct args *a)
+{
+	const char *s = getenv("SOURCE_DATE_EPOCH"), *c;
+	int64_t v;
+
+	if (!s)
+		return;
+	for (c = s; *c >= '0' && *c <= '9'; c++)
+		;
+	if (!*s || *c || (s[0] == '0' && s[1]) || parse_i64(s, &v)) {
+		errmsg("invalid SOURCE_DATE_EPOCH '%s': expected seconds since 1970 (digits)", s);
+		exit(EXIT_USAGE);
+	}
+	a->mo.fixed_time = 1;
+	a->mo.time_sec = v;
+	a->mo.time_nsec = 0;
+}
+
+static void parse_args(int argc, char **argv, struct args *a)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'H' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *uuid_arg = NULL;
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	a->mo.root_uid = (uint32_t)getuid();
+	a->mo.root_gid = (uint32_t)getgid();
+	while ((c = getopt_long(argc, argv, "b:i:N:g:L:U:d:E:nfq", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			a->mo.block_size = opt_size(optarg, SUFS_MIN_BLOCK_SIZE, SUFS_MAX_BLOCK_SIZE,
+						    "block size",
+						    "a power of two from 1024 to 65536");
+			if (a->mo.block_size & (a->mo.block_size - 1)) {
+				errmsg("invalid block size '%s': a power of two from 1024 to 65536",
+				       optarg);
+				usage_error();
+			}
+			break;
+		case 'i':
+			a->mo.bytes_per_inode = opt_size(optarg, 1024, 1u << 30, "bytes per inode",
+							 "from 1024 to 1G");
+			break;
+		case 'N':
+			a->mo.inodes = opt_u32(c, optarg);
+			break;
+		case 'g':
+			a->mo.blocks_per_group = opt_u32(c, optarg);
+			break;
+		case 'L':
+			if (strlen(optarg) > sizeof(a->mo.label) - 1) {
+				errmsg("label '%s' is too long: %zu bytes, at most %zu", optarg,
+				       strlen(optarg), sizeof(a->mo.label) - 1);
+				usage_error();
+			}
+			strcpy(a->mo.label, optarg);
+			break;
+		case 'U':
+			uuid_arg = optarg;
+			break;
+		case 'd':
+			a->srcdir = optarg;
+			break;
+		case 'E':
+			parse_extended(a, optarg);
+			break;
+		case 'n':
+			a->dry_run = 1;
+			break;
+		case 'f':
+			a->force = 1;
+			break;
+		case 'q':
+			a->quiet = 1;
+			break;
+		case 'H':
+			usage(stdout);
+			exit(EXIT_OK);
+		case 'V':
+			print_version();
+			exit(EXIT_OK);
+		default:
+			usage_error();
+		}
+	}
+	if (optind >= argc) {
+		errmsg("no IMAGE given");
+		usage_error();
+	}
+	if (argc - optind > 2) {
+		errmsg("too many arguments: '%s'", argv[optind + 2]);
+		usage_error();
+	}
+	a->image = argv[optind];
+	if (argc - optind == 2) {
+		if (sufs_parse_size(argv[optind + 1], &a->size)) {
+			errmsg("invalid SIZE '%s': bytes, or a number with a K, M, G or T suffix",
+			       argv[optind + 1]);
+			usage_error();
+		}
+		a->have_size = 1;
+	}
+	if (a->mo.blocks_per_group) {
+		uint32_t bs = a->mo.block_size ? a->mo.block_size : SUFS_DEF_BLOCK_SIZE;
+		if (a->mo.blocks_per_group % 8 || a->mo.blocks_per_group < 64 ||
+		    a->mo.blocks_per_group > 8 * bs) {
+			errmsg("invalid blocks per group %u: a multiple of 8 from 64 to %u "
+			       "(8 * block size)", a->mo.blocks_per_group, 8 * bs);
+			usage_error();
+		}
+	}
+	parse_source_date_epoch(a);
+	if (uuid_arg && strcmp(uuid_arg, "random") == 0) {
+		int rc = random_uuid(a->mo.uuid);
+		if (rc) {
+			errmsg("cannot make a random UUID: %s", sufs_strerror(rc));
+			exit(EXIT_USAGE);
+		}
+		a->mo.have_uuid = 1;
+	} else if (uuid_arg) {
+		if (parse_uuid(uuid_arg, a->mo.uuid)) {
+			errmsg("invalid UUID '%s': expected 8-4-4-4-12 hex digits, or \"random\"",
+			       uuid_arg);
+			usage_error();
+		}
+		a->mo.have_uuid = 1;
+	}
+}
+
+/* ---- the source and the target ------------------------------------------------ */
+
+static void check_source(const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st)) {
+		errmsg("cannot use source directory %s: %s", dir, strerror(errno));
+		exit(EXIT_SOURCE);
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		errmsg("source %s is not a directory", dir);
+		exit(EXIT_SOURCE);
+	}
+	if (access(dir, R_OK | X_OK)) {
+		errmsg("cannot read source directory %s: %s", dir, strerror(errno));
+		exit(EXIT_SOURCE);
+	}
+}
+
+static uint64_t blockdev_size(const char *path)
+{
+	uint64_t bytes = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		errmsg("cannot open %s: %s", path, strerror(errno));
+		exit(EXIT_TARGET);
+	}
+	if (ioctl(fd, BLKGETSIZE64, &bytes)) {
+		errmsg("cannot get the size of %s: %s", path, strerror(errno));
+		close(fd);
+		exit(EXIT_TARGET);
+	}
+	close(fd);
+	return bytes;
+}
+
+/* Step 3: what is the target, and how big will the file system be? */
+static void examine_target(struct args *a, struct target *t)
+{
+	struct stat st;
+
+	memset(t, 0, sizeof(*t));
+	if (stat(a->image, &st)) {
+		if (errno != ENOENT) {
+			errmsg("cannot use %s: %s", a->image, strerror(errno));
+			exit(EXIT_TARGET);
+		}
+		if (!a->have_size) {
+			errmsg("%s does not exist: give a SIZE to create it", a->image);
+			usage_error();
+		}
+		return;
+	}
+	t->exists = 1;
+	if (S_ISBLK(st.st_mode)) {
+		t->is_blockdev = 1;
+		t->old_size = blockdev_size(a->image);
+		if (a->have_size && a->size > t->old_size) {
+			errmsg("SIZE %llu is larger than the device %s (%llu bytes)",
+			       (unsigned long long)a->size, a->image,
+			       (unsigned long long)t->old_size);
+			exit(EXIT_USAGE);
+		}
+	} else if (S_ISREG(st.st_mode)) {
+		t->old_size = (uint64_t)st.st_size;
+	} else {
+		errmsg("%s is neither a regular file nor a block device", a->image);
+		exit(EXIT_TARGET);
+	}
+	if (!a->have_size)
+		a->size = t->old_size;
+}
+
+/* "an ext4 file system", "a dos partition table" */
+#define MKFS_CACHE_BYTES (8u << 20)
+
+static const char *article(const char *what)
+{
+	return strchr("aeiouAEIOU", what[0]) ? "an" : "a";
+}
+
+/* Step 5: refuse to overwrite what someone may still want. */
+static void probe_target(const struct args *a, const struct target *t)
+{
+	char *what = NULL;
+	int rc;
+
+	if (!t->exists || t->old_size == 0)
+		return;
+	rc = sufs_dev_probe(a->image, &what);
+	if (rc) {
+		errmsg("cannot probe %s: %s", a->image, sufs_strerror(rc));
+		exit(EXIT_TARGET);
+	}
+	if (what && !a->force) {
+		errmsg("%s contains %s %s; use -f to overwrite", a->image, article(what), what);
+		free(what);
+		exit(EXIT_TARGET);
+	}
+	free(what);
+}
+
+/* ---- output -------------------------------------------------------------------- */
+
+static void print_bytes(uint64_t bytes)
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double v = (double)bytes / 1024;
+	unsigned i = 0;
+
+	if (bytes < 1024) {
+		printf("%llu bytes", (unsigned long long)bytes);
+		return;
+	}
+	while (v >= 1024 && i < 4) {
+		v /= 1024;
+		i++;
+	}
+	printf("%.1f %s", v, unit[i]);
+}
+
+static void print_layout(const struct sufs_super *sb, const char *image, int dry_run)
+{
+	uint64_t off;
+	unsigned n;
+	int i, col;
+
+	printf("%s sufs file system on %s\n", dry_run ? "Would create a" : "Creating a", image);
+	printf("Block size:          %u\n", sb->block_size);
+	printf("Blocks:              %llu (", (unsigned long long)sb->blocks_count);
+	print_bytes(sb->blocks_count * sb->block_size);
+	printf(")\n");
+	printf("Inodes:              %u\n", sb->inodes_count);
+	printf("Groups:              %u\n", sb->groups_count);
+	printf("Blocks per group:    %u\n", sb->blocks_per_group);
+	printf("Inodes per group:    %u\n", sb->inodes_per_group);
+	col = printf("Superblock backups:  ");
+	for (n = 0; sufs_backup_offset(sb, n, &off) == 0; n++) {
+		char num[24];
+		int len = snprintf(num, sizeof(num), "%llu", (unsigned long long)(off / sb->block_size));
+		if (n == 0) {
+			col += printf("at blocks %s", num);
+		} else if (col + 2 + len > 78) {
+			printf(",\n%21s", "");
+			col = 21 + printf("%s", num);
+		} else {
+			col += printf(", %s", num);
+		}
+	}
+	printf("%s\n", n ? "" : "none");
+	printf("UUID:                ");
+	for (i = 0; i < 16; i++)
+		printf("%02x%s", sb->uuid[i], (i == 3 || i == 5 || i == 7 || i == 9) ? "-" : "");
+	printf("\n");
+	if (sb->label[0])
+		printf("Label:               %.*s\n", (int)sizeof(sb->label), sb->label);
+	else
+		printf("Label:               (none)\n");
+}
+
+static void print_count(uint64_t n, const char *one, const char *many, const char *sep)
+{
+	printf("%llu %s%s", (unsigned long long)n, n == 1 ? one : many, sep);
+}
+
+static void print_populate_stats(const struct populate_stats *s, const char *dir)
+{
+	printf("Copied from %s: ", dir);
+	print_count(s->files, "file", "files", ", ");
+	print_count(s->dirs, "directory", "directories", ", ");
+	print_count(s->symlinks, "symlink", "symlinks", ", ");
+	print_count(s->hardlinks, "hard link", "hard links", ", ");
+	print_count(s->specials, "special file", "special files", " (");
+	print_bytes(s->bytes);
+	printf(" of data)\n");
+	if (s->skipped)
+		printf("Skipped %llu %s (see the warnings above)\n", (unsigned long long)s->skipped,
+		       s->skipped == 1 ? "entry" : "entries");
+}
+
+/* ---- writing --------------------------------------------------------------------- */
+
+/* A failure after the target was opened: leave nothing behind that a
+ * reader could take for a file system, and no file we made ourselves. */
+static void give_up(const struct args *a, const struct target *t, int status)
+{
+	if (!t->exists && unlink(a->image) && errno != ENOENT)
+		warnmsg("cannot remove %s: %s", a->image, strerror(errno));
+	exit(status);
+}
+
+#define WIPE_BYTES (1u << 20)
+
+static int wipe_ends(struct sufs_dev *dev, uint64_t size)
+{
+	uint64_t n = size < 2 * WIPE_BYTES ? size : WIPE_BYTES;
+	int rc = sufs_dev_zero(dev, 0, n);
+
+	if (!rc && size > n)
+		rc = sufs_dev_zero(dev, size - n, n);
+	return rc;
+}
+
+/* Step 6: open the target, give a file its size and clear what it held. */
+static struct sufs_dev *open_target(const struct args *a, const struct target *t)
+{
+	struct sufs_dev *dev;
+	unsigned flags = SUFS_DEV_RDWR;
+	int rc;
+
+	if (!t->exists)
+		flags |= SUFS_DEV_CREATE;
+	if (t->is_blockdev)
+		flags |= SUFS_DEV_EXCL;
+	rc = sufs_dev_open(a->image, flags, &dev);
+	if (rc) {
+		errmsg("cannot open %s for writing: %s", a->image, sufs_strerror(rc));
+		exit(EXIT_TARGET);
+	}
+	if (t->is_blockdev) {
+		/* SIZE may ask for less than the whole device: the device's size
+		 * is what sufs_mkfs() lays the file system out over. */
+		dev->size = a->size;
+		/* Clearing a whole device could take long: clear where other
+		 * signatures live (boot sector, partition tables, RAID and
+		 * file-system superblocks at either end), so no probe finds
+		 * them beside the new file system. */
+		rc = wipe_ends(dev, a->size);
+		if (rc) {
+			errmsg("cannot clear %s: %s", a->image, sufs_strerror(rc));
+			sufs_dev_close(dev);
+			give_up(a, t, EXIT_IO);
+		}
+		return dev;
+	}
+	/* The size first: ftruncate() fails or succeeds whole, so a target
+	 * that cannot take the size is left as it was. */
+	if (dev->size != a->size) {
+		rc = sufs_dev_resize(dev, a->size);
+		if (rc) {
+			errmsg("cannot set the size of %s to %llu bytes: %s", a->image,
+			       (unsigned long long)a->size, sufs_strerror(rc));
+			sufs_dev_close(dev);
+			give_up(a, t, EXIT_TARGET);
+		}
+	}
+	/* Then the old contents go, so that free blocks hold zeros and the
+	 * image depends on nothing but the inputs. */
+	if (t->old_size) {
+		rc = sufs_dev_zero(dev, 0, t->old_size < a->size ? t->old_size : a->size);
+		if (rc) {
+			errmsg("cannot clear %s: %s", a->image, sufs_strerror(rc));
+			sufs_dev_close(dev);
+			give_up(a, t, EXIT_IO);
+		}
+	}
+	return dev;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a;
+	struct target t;
+	struct sufs_super layout;
+	struct sufs_dev *dev;
+	struct sufs_fs *fs;
+	struct populate_opts po;
+	struct populate_stats ps;
+	struct stat st;
+	int rc;
+
+	prog_init("mkfs.sufs");
+	parse_args(argc, argv, &a);
+	if (a.srcdir)
+		check_source(a.srcdir);
+	examine_target(&a, &t);
+
+	rc = sufs_mkfs_layout(a.size, &a.mo, &layout);
+	if (rc) {
+		errmsg("cannot lay out a file system of %llu bytes on %s: %s",
+		       (unsigned long long)a.size, a.image, sufs_strerror(rc));
+		exit(EXIT_LAYOUT);
+	}
+	probe_target(&a, &t);
+	if (a.dry_run) {
+		if (!a.quiet)
+			print_layout(&layout, a.image, 1);
+		return EXIT_OK;
+	}
+
+	dev = open_target(&a, &t);
+	rc = sufs_mkfs(dev, &a.mo, &fs);
+	if (rc) {
+		errmsg("cannot make a file system on %s: %s", a.image, sufs_strerror(rc));
+		sufs_dev_close(dev);
+		give_up(&a, &t, rc == -SUFS_EGEOMETRY ? EXIT_LAYOUT : EXIT_IO);
+	}
+	/* mkfs streams: a small cache keeps its memory low at no cost in time */
+	sufs_set_cache_size(fs, MKFS_CACHE_BYTES);
+	if (!a.quiet) {
+		print_layout(sufs_get_super(fs), a.image, 0);
+		fflush(stdout);
+	}
+
+	if (a.srcdir) {
+		memset(&po, 0, sizeof(po));
+		po.progress = !a.quiet;
+		po.keep_root_owner = a.root_owner_set;
+		po.clamp = a.mo.fixed_time;
+		po.clamp_sec = a.mo.time_sec;
+		/* The image may lie inside the tree (mkfs.sufs -d . img): skip it. */
+		if (stat(a.image, &st) == 0) {
+			po.skip_set = 1;
+			po.skip_dev = st.st_dev;
+			po.skip_ino = st.st_ino;
+		}
+		rc = populate(fs, a.srcdir, &po, &ps);
+		if (rc) {
+			errmsg("%s: no file system made", a.image);
+			sufs_abandon(fs);
+			give_up(&a, &t, rc == -EIO ? EXIT_IO : EXIT_SOURCE);
+		}
+	}
+
+	rc = sufs_close(fs);
+	if (rc) {
+		errmsg("cannot write %s: %s", a.image, sufs_strerror(rc));
+		give_up(&a, &t, EXIT_IO);
+	}
+	if (!a.quiet && a.srcdir)
+		print_populate_stats(&ps, a.srcdir);
+	return EXIT_OK;
+}

@@ -1,0 +1,684 @@
+/*
+ * populate.c - copy a directory tree into a new file system (mkfs.sufs -d).
+ *
+ * The walk goes through directory file descriptors (openat, fstatat), so a
+ * deep tree costs no path lookups and no PATH_MAX limit; the path string is
+ * kept only for messages.  Three rules make the result reproducible:
+ *
+ *   1. Entries are copied in byte order of their names (strcmp), never in
+ *      the order readdir returns them.  Inode and block allocation then
+ *      depend only on the tree's contents.
+ *   2. Hard links are recognised by the source's (st_dev, st_ino) but only
+ *      to map the second and later names to the sufs inode made for the
+ *      first; the source inode numbers themselves go nowhere.
+ *   3. A file's data is copied block by block and blocks of zeros are left
+ *      as holes, whether or not the source stored them: the image does not
+ *      depend on how sparse the source file system kept a file.  SEEK_DATA
+ *      and SEEK_HOLE only save reading the source's holes.
+ *
+ * Source files are opened with O_NOATIME where we may, so that copying a
+ * tree does not change the access times a second copy would record.  That
+ * cannot be had for a symbolic link (readlink always touches its access
+ * time) nor for files of other users when we are not root; for reproducible
+ * images (SOURCE_DATE_EPOCH), times later than the epoch given are clamped
+ * to it, which also covers every file the build itself touched.
+ */
+#include "config.h"
+#include "populate.h"
+#include "sufs.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#define COPY_BUF_SIZE (1u << 20)
+
+/* Source (st_dev, st_ino) -> sufs inode, for files with more than one name. */
+struct link_ent {
+	dev_t dev;
+	ino_t ino;
+	uint32_t sufs_ino;          /* 0: empty slot */
+};
+
+struct link_map {
+	struct link_ent *tab;
+	size_t cap;                 /* a power of two */
+	size_t count;
+};
+
+struct pop {
+	struct sufs_fs *fs;
+	const struct populate_opts *opts;
+	struct populate_stats *stats;
+	uint32_t bsize;
+	uint8_t *buf;               /* COPY_BUF_SIZE bytes */
+	char *path;                 /* source path of the entry at hand */
+	size_t path_len, path_cap;
+	struct link_map links;
+	struct progress progress;
+	uint64_t entries;           /* entries done, for the progress bar */
+};
+
+/* ---- messages ------------------------------------------------------------ */
+
+static int fail(struct pop *p, const char *what, int rc)
+{
+	errmsg("%s: %s: %s", p->path, what, sufs_strerror(rc));
+	return rc;
+}
+
+static int fail_errno(struct pop *p, const char *what)
+{
+	return fail(p, what, errno ? -errno : -EIO);
+}
+
+/* ---- the path, for messages ------------------------------------------------ */
+
+/* Append "/name"; returns the length to cut back to, or -1 out of memory. */
+static int path_push(struct pop *p, const char *name, size_t *old)
+{
+	size_t len = strlen(name);
+	size_t need = p->path_len + 1 + len + 1;
+
+	if (need > p->path_cap) {
+		size_t cap = p->path_cap * 2 > need ? p->path_cap * 2 : need;
+		char *np = realloc(p->path, cap);
+		if (!np)
+			return -1;
+		p->path = np;
+		p->path_cap = cap;
+	}
+	*old = p->path_len;
+	if (p->path_len == 0 || p->path[p->path_len - 1] != '/')
+		p->path[p->path_len++] = '/';
+	memcpy(p->path + p->path_len, name, len + 1);
+	p->path_len += len;
+	return 0;
+}
+
+static void path_pop(struct pop *p, size_t old)
+{
+	p->path_len = old;
+	p->path[old] = '\0';
+}
+
+/* ---- hard links ------------------------------------------------------------ */
+
+static size_t link_slot(const struct link_map *m, dev_t dev, ino_t ino)
+{
+	uint64_t h = ((uint64_t)ino * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)dev * 0xc2b2ae3d27d4eb4full);
+	size_t i = (size_t)(h >> 17) & (m->cap - 1);
+
+	while (m->tab[i].sufs_ino && (m->tab[i].dev != dev || m->tab[i].ino != ino))
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+static uint32_t link_find(const struct link_map *m, dev_t dev, ino_t ino)
+{
+	if (!m->cap)
+		return 0;
+	return m->tab[link_slot(m, dev, ino)].sufs_ino;
+}
+
+static int link_add(struct link_map *m, dev_t dev, ino_t ino, uint32_t sufs_ino)
+{
+	size_t i;
+
+	if ((m->count + 1) * 2 > m->cap) {
+		struct link_map big = { NULL, m->cap ? m->cap * 2 : 256, 0 };
+		big.tab = calloc(big.cap, sizeof(*big.tab));
+		if (!big.tab)
+			return -ENOMEM;
+		for (i = 0; i < m->cap; i++) {
+			if (m->tab[i].sufs_ino)
+				big.tab[link_slot(&big, m->tab[i].dev, m->tab[i].ino)] = m->tab[i];
+		}
+		big.count = m->count;
+		free(m->tab);
+		*m = big;
+	}
+	i = link_slot(m, dev, ino);
+	m->tab[i].dev = dev;
+	m->tab[i].ino = ino;
+	m->tab[i].sufs_ino = sufs_ino;
+	m->count++;
+	return 0;
+}
+
+/* ---- reading the source ------------------------------------------------------ */
+
+/* openat() with O_NOATIME when we may use it (owner of the file, or root). */
+static int open_source(int dfd, const char *name, int flags)
+{
+	int fd = openat(dfd, name, flags | O_NOATIME | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0 && errno == EPERM)
+		fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC);
+	return fd;
+}
+
+static int is_dot(const char *name)
+{
+	return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
+}
+
+/* A directory's entry names, sorted by strcmp. */
+struct names {
+	char *text;                 /* the names, each NUL-terminated */
+	size_t len, cap;
+	char **v;
+	size_t n;
+};
+
+static void names_free(struct names *nl)
+{
+	free(nl->text);
+	free(nl->v);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Read every name of the directory d ("." and ".." left out) and sort. */
+static int names_read(DIR *d, struct names *nl)
+{
+	struct dirent *de;
+	size_t i, *offs = NULL, ocap = 0;
+
+	memset(nl, 0, sizeof(*nl));
+	for (;;) {
+		size_t len;
+
+		errno = 0;
+		de = readdir(d);
+		if (!de)
+			break;
+		if (is_dot(de->d_name))
+			continue;
+		len = strlen(de->d_name) + 1;
+		if (nl->len + len > nl->cap) {
+			size_t cap = nl->cap ? nl->cap * 2 : 4096;
+			char *t;
+			while (cap < nl->len + len)
+				cap *= 2;
+			t = realloc(nl->text, cap);
+			if (!t)
+				goto nomem;
+			nl->text = t;
+			nl->cap = cap;
+		}
+		if (nl->n == ocap) {
+			size_t *o = realloc(offs, (ocap ? ocap * 2 : 64) * sizeof(*offs));
+			if (!o)
+				goto nomem;
+			offs = o;
+			ocap = ocap ? ocap * 2 : 64;
+		}
+		memcpy(nl->text + nl->len, de->d_name, len);
+		offs[nl->n++] = nl->len;
+		nl->len += len;
+	}
+	if (errno) {
+		int rc = -errno;
+		free(offs);
+		names_free(nl);
+		return rc;
+	}
+	/* The text no longer moves: turn offsets into pointers and sort. */
+	nl->v = malloc((nl->n ? nl->n : 1) * sizeof(*nl->v));
+	if (!nl->v)
+		goto nomem;
+	for (i = 0; i < nl->n; i++)
+		nl->v[i] = nl->text + offs[i];
+	free(offs);
+	qsort(nl->v, nl->n, sizeof(*nl->v), cmp_name);
+	return 0;
+nomem:
+	free(offs);
+	names_free(nl);
+	return -ENOMEM;
+}
+
+/* Count the entries below the directory fd (which is consumed), for the
+ * progress bar.  Errors only make the count short: the copy reports them. */
+static uint64_t count_tree(int fd)
+{
+	DIR *d = fdopendir(fd);
+	struct dirent *de;
+	uint64_t n = 0;
+
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		int is_dir;
+		if (is_dot(de->d_name))
+			continue;
+		n++;
+		is_dir = de->d_type == DT_DIR;
+		if (de->d_type == DT_UNKNOWN) {
+			struct stat st;
+			is_dir = fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				 S_ISDIR(st.st_mode);
+		}
+		if (is_dir) {
+			int sub = open_source(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY);
+			if (sub >= 0)
+				n += count_tree(sub);
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* ---- copying ------------------------------------------------------------------ */
+
+static int all_zero(const uint8_t *b, size_t n)
+{
+	return n == 0 || (b[0] == 0 && memcmp(b, b + 1, n - 1) == 0);
+}
+
+/* Write buf (file bytes [off, off + len)) leaving every file-system block
+ * that is all zeros unwritten: it stays a hole. */
+static int write_blocks(struct pop *p, uint32_t ino, uint64_t off, const uint8_t *buf, size_t len)
+{
+	size_t i = 0, run = 0;
+	int in_run = 0, rc;
+
+	while (i < len) {
+		size_t piece = p->bsize - (size_t)((off + i) % p->bsize);
+		int zero;
+
+		if (piece > len - i)
+			piece = len - i;
+		zero = all_zero(buf + i, piece);
+		if (!zero && !in_run) {
+			run = i;
+			in_run = 1;
+		} else if (zero && in_run) {
+			rc = sufs_write(p->fs, ino, off + run, buf + run, i - run);
+			if (rc)
+				return rc;
+			p->stats->bytes += i - run;
+			in_run = 0;
+		}
+		i += piece;
+	}
+	if (in_run) {
+		rc = sufs_write(p->fs, ino, off + run, buf + run, len - run);
+		if (rc)
+			return rc;
+		p->stats->bytes += len - run;
+	}
+	return 0;
+}
+
+/* Copy the source bytes [start, end). */
+static int copy_range(struct pop *p, int fd, uint32_t ino, uint64_t start, uint64_t end)
+{
+	while (start < end) {
+		size_t want = end - start < COPY_BUF_SIZE ? (size_t)(end - start) : COPY_BUF_SIZE;
+		ssize_t n = pread(fd, p->buf, want, (off_t)start);
+		int rc;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail_errno(p, "cannot read");
+		}
+		if (n == 0)
+			break;  /* the file shrank while we copied it: the rest reads as zeros */
+		rc = write_blocks(p, ino, start, p->buf, (size_t)n);
+		if (rc)
+			return fail(p, "cannot write", rc);
+		start += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Copy a regular file's data, skipping the source's holes. */
+static int copy_data(struct pop *p, int fd, uint32_t ino, const struct stat *st)
+{
+	uint64_t size = (uint64_t)st->st_size, pos = 0, bs = p->bsize;
+	/* Fewer bytes allocated than the size: there are holes worth finding. */
+	int sparse = (uint64_t)st->st_blocks * 512 < size;
+
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	while (pos < size) {
+		uint64_t data = pos, hole = size;
+		int rc;
+
+		if (sparse) {
+			off_t d = lseek(fd, (off_t)pos, SEEK_DATA), h;
+			if (d < 0 && errno == ENXIO)
+				break;  /* nothing but a hole up to the end */
+			if (d < 0 && errno != EINVAL)
+				return fail_errno(p, "cannot find data");
+			if (d >= 0) {
+				h = lseek(fd, d, SEEK_HOLE);
+				/* Whole blocks: the bits of a hole we read are zeros. */
+				data = (uint64_t)d / bs * bs;
+				if (data < pos)
+					data = pos;
+				if (h >= 0 && (uint64_t)h < size)
+					hole = ((uint64_t)h + bs - 1) / bs * bs;
+				if (hole > size || hole <= data)
+					hole = size;
+			} else {
+				sparse = 0;  /* no SEEK_DATA here: copy everything */
+			}
+		}
+		rc = copy_range(p, fd, ino, data, hole);
+		if (rc)
+			return rc;
+		pos = hole;
+	}
+	return 0;
+}
+
+/* A source timestamp as it goes into the image. */
+static void source_time(const struct populate_opts *o, const struct timespec *ts,
+			int64_t *sec, uint32_t *nsec)
+{
+	*sec = ts->tv_sec;
+	*nsec = (uint32_t)ts->tv_nsec;
+	if (o->clamp && (*sec > o->clamp_sec || (*sec == o->clamp_sec && *nsec))) {
+		*sec = o->clamp_sec;
+		*nsec = 0;
+	}
+}
+
+/* Set the source's atime and mtime in sa (and the mask bits for them). */
+static void source_times(const struct populate_opts *o, const struct stat *st,
+			 struct sufs_setattr *sa)
+{
+	sa->mask |= SUFS_SET_ATIME | SUFS_SET_MTIME;
+	/* reading a symlink sets its access time, so for a reproducible image
+	 * its atime cannot be an input: record its mtime there */
+	if (o->clamp && S_ISLNK(st->st_mode))
+		source_time(o, &st->st_mtim, &sa->atime, &sa->atime_ns);
+	else
+		source_time(o, &st->st_atim, &sa->atime, &sa->atime_ns);
+	source_time(o, &st->st_mtim, &sa->mtime, &sa->mtime_ns);
+}
+
+/* Give ino the source's times (and its size, which a trailing hole leaves
+ * short of st_size).  The ctime is the file system's clock. */
+static int set_times(struct pop *p, uint32_t ino, const struct stat *st, int set_size)
+{
+	struct sufs_setattr sa;
+	int rc;
+
+	memset(&sa, 0, sizeof(sa));
+	source_times(p->opts, st, &sa);
+	if (set_size) {
+		sa.mask |= SUFS_SET_SIZE;
+		sa.size = (uint64_t)st->st_size;
+	}
+	rc = sufs_setattr(p->fs, ino, &sa);
+	if (rc)
+		return fail(p, "cannot set attributes", rc);
+	return 0;
+}
+
+static int copy_file(struct pop *p, int dfd, const char *name, const struct stat *st,
+		     uint32_t dir, uint32_t *ino)
+{
+	struct sufs_cred cred = { st->st_uid, st->st_gid };
+	struct sufs_stat sst;
+	int rc, fd;
+
+	rc = sufs_create(p->fs, dir, name, strlen(name), st->st_mode & 07777, &cred, ino);
+	if (rc)
+		return fail(p, "cannot create", rc);
+	if (st->st_size > 0) {
+		fd = open_source(dfd, name, O_RDONLY);
+		if (fd < 0)
+			return fail_errno(p, "cannot open");
+		rc = copy_data(p, fd, *ino, st);
+		close(fd);
+		if (rc)
+			return rc;
+	}
+	rc = sufs_stat(p->fs, *ino, &sst);
+	if (rc)
+		return fail(p, "cannot stat the copy", rc);
+	p->stats->files++;
+	return set_times(p, *ino, st, sst.size < (uint64_t)st->st_size);
+}
+
+static int copy_symlink(struct pop *p, int dfd, const char *name, const struct stat *st,
+			uint32_t dir, uint32_t *ino)
+{
+	struct sufs_cred cred = { st->st_uid, st->st_gid };
+	size_t cap = (size_t)st->st_size + 1;
+	char *target;
+	ssize_t n;
+	int rc;
+
+	if (cap < 64)
+		cap = 64;
+	for (;;) {
+		target = malloc(cap);
+		if (!target)
+			return fail(p, "cannot read link", -ENOMEM);
+		n = readlinkat(dfd, name, target, cap);
+		if (n < 0) {
+			rc = fail_errno(p, "cannot read link");
+			free(target);
+			return rc;
+		}
+		if ((size_t)n < cap)
+			break;
+		free(target);   /* it grew since lstat: try a bigger buffer */
+		cap *= 2;
+	}
+	target[n] = '\0';
+	rc = sufs_symlink(p->fs, dir, name, strlen(name), target, &cred, ino);
+	free(target);
+	if (rc)
+		return fail(p, "cannot create symlink", rc);
+	p->stats->symlinks++;
+	return set_times(p, *ino, st, 0);
+}
+
+static int copy_special(struct pop *p, const char *name, const struct stat *st,
+			uint32_t dir, uint32_t *ino)
+{
+	struct sufs_cred cred = { st->st_uid, st->st_gid };
+	int rc;
+
+	rc = sufs_mknod(p->fs, dir, name, strlen(name), st->st_mode & (S_IFMT | 07777),
+			major(st->st_rdev), minor(st->st_rdev), &cred, ino);
+	if (rc)
+		return fail(p, "cannot create", rc);
+	p->stats->specials++;
+	return set_times(p, *ino, st, 0);
+}
+
+static int copy_dir(struct pop *p, int fd, uint32_t dir);
+
+static int copy_subdir(struct pop *p, int dfd, const char *name, const struct stat *st,
+		       uint32_t dir)
+{
+	struct sufs_cred cred = { st->st_uid, st->st_gid };
+	uint32_t ino;
+	int rc, fd;
+
+	/* Open first: an unreadable directory fails before anything is made. */
+	fd = open_source(dfd, name, O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return fail_errno(p, "cannot open directory");
+	rc = sufs_mkdir(p->fs, dir, name, strlen(name), st->st_mode & 07777, &cred, &ino);
+	if (rc) {
+		close(fd);
+		return fail(p, "cannot create directory", rc);
+	}
+	p->stats->dirs++;
+	rc = copy_dir(p, fd, ino);
+	if (rc)
+		return rc;
+	/* Last: adding the entries changed the times. */
+	return set_times(p, ino, st, 0);
+}
+
+static int copy_entry(struct pop *p, int dfd, const char *name, uint32_t dir)
+{
+	struct stat st;
+	uint32_t ino = 0;
+	int rc;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return fail_errno(p, "cannot stat");
+	if (p->opts->skip_set && st.st_dev == p->opts->skip_dev && st.st_ino == p->opts->skip_ino) {
+		warnmsg("%s: not copying the image into itself", p->path);
+		p->stats->skipped++;
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1) {
+		uint32_t first = link_find(&p->links, st.st_dev, st.st_ino);
+		if (first) {
+			rc = sufs_link(p->fs, first, dir, name, strlen(name));
+			if (rc)
+				return fail(p, "cannot link", rc);
+			p->stats->hardlinks++;
+			return 0;
+		}
+	}
+	switch (st.st_mode & S_IFMT) {
+	case S_IFREG:
+		rc = copy_file(p, dfd, name, &st, dir, &ino);
+		break;
+	case S_IFDIR:
+		return copy_subdir(p, dfd, name, &st, dir);
+	case S_IFLNK:
+		rc = copy_symlink(p, dfd, name, &st, dir, &ino);
+		break;
+	case S_IFCHR:
+	case S_IFBLK:
+	case S_IFIFO:
+		rc = copy_special(p, name, &st, dir, &ino);
+		break;
+	case S_IFSOCK:
+		warnmsg("%s: skipping socket", p->path);
+		p->stats->skipped++;
+		return 0;
+	default:
+		warnmsg("%s: skipping file of unknown type 0%o", p->path,
+			(unsigned)(st.st_mode & S_IFMT));
+		p->stats->skipped++;
+		return 0;
+	}
+	if (rc)
+		return rc;
+	if (st.st_nlink > 1) {
+		rc = link_add(&p->links, st.st_dev, st.st_ino, ino);
+		if (rc)
+			return fail(p, "cannot remember hard link", rc);
+	}
+	return 0;
+}
+
+/* Copy the entries of the source directory fd (consumed) into dir. */
+static int copy_dir(struct pop *p, int fd, uint32_t dir)
+{
+	struct names nl;
+	DIR *d = fdopendir(fd);
+	size_t i, old;
+	int rc;
+
+	if (!d) {
+		rc = fail_errno(p, "cannot read directory");
+		close(fd);
+		return rc;
+	}
+	rc = names_read(d, &nl);
+	if (rc) {
+		closedir(d);
+		return fail(p, "cannot read directory", rc);
+	}
+	for (i = 0; i < nl.n && rc == 0; i++) {
+		if (path_push(p, nl.v[i], &old)) {
+			rc = fail(p, "cannot copy", -ENOMEM);
+			break;
+		}
+		rc = copy_entry(p, dirfd(d), nl.v[i], dir);
+		path_pop(p, old);
+		progress_update(&p->progress, ++p->entries);
+	}
+	names_free(&nl);
+	closedir(d);
+	return rc;
+}
+
+int populate(struct sufs_fs *fs, const char *srcdir, const struct populate_opts *opts,
+	     struct populate_stats *stats)
+{
+	struct pop p;
+	struct stat st;
+	struct sufs_setattr sa;
+	int rc, fd;
+
+	memset(&p, 0, sizeof(p));
+	memset(stats, 0, sizeof(*stats));
+	p.fs = fs;
+	p.opts = opts;
+	p.stats = stats;
+	p.bsize = sufs_get_super(fs)->block_size;
+	p.path_len = strlen(srcdir);
+	p.path_cap = p.path_len + 256;
+	p.path = malloc(p.path_cap);
+	p.buf = malloc(COPY_BUF_SIZE);
+	if (!p.path || !p.buf) {
+		free(p.path);
+		free(p.buf);
+		errmsg("%s: %s", srcdir, sufs_strerror(-ENOMEM));
+		return -ENOMEM;
+	}
+	memcpy(p.path, srcdir, p.path_len + 1);
+
+	fd = open_source(AT_FDCWD, srcdir, O_RDONLY | O_DIRECTORY);
+	if (fd < 0 || fstat(fd, &st)) {
+		rc = fail_errno(&p, "cannot open directory");
+		goto out;
+	}
+	if (opts->progress) {
+		int cfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		progress_start(&p.progress, "Copying files", cfd >= 0 ? count_tree(cfd) : 0);
+	}
+	rc = copy_dir(&p, fd, SUFS_ROOT_INO);
+	fd = -1;
+	progress_end(&p.progress);
+	if (rc)
+		goto out;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.mask = SUFS_SET_MODE;
+	sa.mode = st.st_mode & 07777;
+	if (!opts->keep_root_owner) {
+		sa.mask |= SUFS_SET_UID | SUFS_SET_GID;
+		sa.uid = st.st_uid;
+		sa.gid = st.st_gid;
+	}
+	source_times(opts, &st, &sa);
+	rc = sufs_setattr(fs, SUFS_ROOT_INO, &sa);
+	if (rc)
+		fail(&p, "cannot set attributes of the root directory", rc);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(p.links.tab);
+	free(p.path);
+	free(p.buf);
+	return rc;
+}

@@ -1,0 +1,47 @@
+/*
+ * populate.h - copy a directory tree into a freshly made file system
+ * (mkfs.sufs -d).
+ */
+#ifndef SUFS_POPULATE_H
+#define SUFS_POPULATE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct sufs_fs;
+
+struct populate_opts {
+	int progress;           /* draw a progress bar (when stderr is a terminal) */
+	int keep_root_owner;    /* leave the root directory's owner alone (-E root_owner) */
+	int clamp;              /* clamp atime and mtime to at most clamp_sec */
+	int64_t clamp_sec;      /* (SOURCE_DATE_EPOCH) */
+	int skip_set;           /* skip_dev/skip_ino name a file not to copy (the image) */
+	dev_t skip_dev;
+	ino_t skip_ino;
+};
+
+struct populate_stats {
+	uint64_t files;         /* regular files, each hard link counted once */
+	uint64_t dirs;          /* the root not included */
+	uint64_t symlinks;
+	uint64_t specials;      /* device nodes and fifos */
+	uint64_t hardlinks;     /* extra names of files already copied */
+	uint64_t skipped;       /* sockets and the image itself */
+	uint64_t bytes;         /* file data copied (holes not included) */
+};
+
+/*
+ * Copy everything below the directory srcdir into the root directory of fs,
+ * and give the root srcdir's permissions, owner and times.  Entries are
+ * copied in byte order of their names, so the result does not depend on the
+ * order the source file system lists them in, nor on its inode numbers.
+ * With opts->clamp, access and modification times later than
+ * opts->clamp_sec are recorded as clamp_sec.
+ * On failure a message naming the source path has been printed and the
+ * library's (or the system's) negative error code is returned; fs is then
+ * only fit for sufs_abandon().
+ */
+int populate(struct sufs_fs *fs, const char *srcdir, const struct populate_opts *opts,
+	     struct populate_stats *stats);
+
+#endif
