@@ -1,0 +1,482 @@
+#!/usr/bin/env bats
+# sufs-dump: the superblock, groups and inodes it shows, the checksums it
+# checks, metadata images saved and restored, and bad input.
+
+load helper
+
+bats_require_minimum_version 1.5.0
+
+# A small tree: a file, a directory, a fast and a slow symlink, a fifo, a
+# file with an indirect block, a sparse file, and a device node when root.
+mksrc() {
+	local d=$1
+	mkdir -p "$d/dir/sub"
+	printf 'secret file data\n' >"$d/file"
+	printf 'in a directory\n' >"$d/dir/inner"
+	ln -s file "$d/fast-link"
+	ln -s "$(printf 'y%.0s' $(seq 200))" "$d/slow-link"
+	mkfifo "$d/fifo"
+	head -c $((20 * 4096)) /dev/urandom >"$d/big"
+	printf 'tail\n' | dd of="$d/sparse" bs=4096 seek=5000 status=none
+	if [ "$(id -u)" -eq 0 ]; then
+		mknod "$d/null" c 1 3
+	fi
+	touch -h -d @1700000000 "$d/fast-link" "$d/file" "$d"
+}
+
+setup() {
+	mksrc "$T/src"
+	IMG=$T/img
+	mkimg "$IMG" 16M -L test -d "$T/src"
+}
+
+# jget EXPR: a value from the JSON on standard input, e.g. jget '["inode"]["ino"]'.
+jget() {
+	python3 -c 'import json, sys; print(eval("json.load(sys.stdin)" + sys.argv[1]))' "$1"
+}
+
+# poke IMG OFFSET: change the byte at OFFSET (to its complement).
+poke() {
+	local old
+	old=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+	printf "\\$(printf '%03o' $((255 - old)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+# same_output PROGRAM [ARGS...] IMG1 IMG2: PROGRAM ARGS succeeds on both
+# images and prints the same for each (left in $output).
+same_output() {
+	local args=("${@:1:$#-2}") a=${*: -2:1} b=${*: -1}
+	run "${args[@]}" "$a"
+	assert_success
+	[ -n "$output" ]
+	local first=$output
+	run "${args[@]}" "$b"
+	assert_success
+	assert_output "$first"
+}
+
+# ino_of IMG PATH: the inode number PATH names.
+ino_of() {
+	"$DUMP" --json -i "$2" "$1" | jget '["inode"]["ino"]'
+}
+
+# inode_offset IMG INO: byte offset of inode INO (in group 0) in the image.
+inode_offset() {
+	local bs itable
+	bs=$("$DUMP" --json -h "$1" | jget '["superblock"]["block_size"]')
+	itable=$("$DUMP" --json -g "$1" | jget '["groups"][0]["inode_table"][0]')
+	echo $((itable * bs + ($2 - 1) * 256))
+}
+
+@test "sufs-dump --help prints the usage and exits 0" {
+	run "$DUMP" --help
+	assert_success
+	assert_output --partial "Usage: sufs-dump [-h | -g | -i INODE] [--json] IMAGE"
+	assert_output --partial "--restore META"
+}
+
+@test "sufs-dump --version prints the version" {
+	run "$DUMP" --version
+	assert_success
+	assert_output --regexp '^sufs-dump \(sufs\) [0-9]+\.[0-9]+'
+}
+
+@test "the default output shows the superblock, every group and what was checked" {
+	run --separate-stderr "$DUMP" "$IMG"
+	assert_success
+	[ -z "$stderr" ]
+	assert_line "Filesystem volume name:   test"
+	assert_line "Filesystem magic number:  0x53465553"
+	assert_line "Block size:               4096"
+	assert_line "Block count:              4096"
+	assert_line --regexp '^Superblock checksum: +0x[0-9a-f]{8} \(ok\)$'
+	assert_line --regexp '^Group 0: \(Blocks 0-4095\) checksum 0x[0-9a-f]{8} \(ok\)$'
+	assert_line "  Primary superblock at 0, Group descriptors at 1-1"
+	assert_line --regexp '^  Free blocks: [0-9]+-4095$'
+	# every inode in use (the reserved inode 1 too) and the blocks of /, /dir, /dir/sub
+	used=$((1024 - $(echo "$output" | sed -n 's/^Free inodes: *//p')))
+	assert_line "Checksums checked: superblocks 1, group descriptors 1, inodes $used, directory blocks 3"
+	assert_line "Checksum failures: 0"
+}
+
+@test "the free runs follow the bitmaps and the summary counts" {
+	run "$DUMP" --json "$IMG"
+	assert_success
+	# the free blocks the bitmap shows add up to the group's summary count
+	echo "$output" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for g in d["groups"]:
+    free = sum(b - a + 1 for a, b in g["free_blocks_list"])
+    assert free == g["free_blocks"], (free, g["free_blocks"])
+    free = sum(b - a + 1 for a, b in g["free_inodes_list"])
+    assert free == g["free_inodes"], (free, g["free_inodes"])
+assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups"])
+'
+}
+
+@test "-h prints the superblock and nothing of the groups" {
+	run "$DUMP" -h "$IMG"
+	assert_success
+	assert_line "Inode size:               256"
+	assert_line "Root inode:               2"
+	refute_output --partial "Group 0"
+	refute_output --partial "Checksums checked"
+	[ "${lines[-1]%%:*}" = "Superblock checksum" ]
+}
+
+@test "-g prints a header and one line per group" {
+	mkimg "$T/groups" 16M -g 512
+	run "$DUMP" -g "$T/groups"
+	assert_success
+	[ "${#lines[@]}" -eq 9 ]
+	assert_line --index 0 --regexp '^group +blocks +free_blocks +free_inodes +dirs +block_bitmap +inode_bitmap +inode_table +checksum$'
+	assert_line --index 1 --regexp '^0 +0-511 +[0-9]+ +[0-9]+ +1 +2 +3 +4-[0-9]+ +ok$'
+	assert_line --index 2 --regexp '^1 +512-1023 +[0-9]+ +[0-9]+ +0 +513 +514 +515-[0-9]+ +ok$'
+	assert_line --index 8 --regexp '^7 +3584-4095 '
+}
+
+@test "-i shows every field of a regular file and the blocks it maps" {
+	run "$DUMP" -i /file "$IMG"
+	assert_success
+	assert_line --regexp '^Inode: [0-9]+   Type: regular file   Mode: 0644   Flags: 0x0$'
+	assert_line --regexp '^In use: yes   Links: 1   Generation: [0-9]+$'
+	assert_line "Size: 17   Blocks: 1"
+	assert_line --regexp '^mtime:  2023-11-1[45] [0-9:]{8}\.000000000 [-+][0-9]{4}$'
+	assert_line --regexp '^ctime:  [0-9-]{10} [0-9:]{8}\.[0-9]{9} [-+][0-9]{4}$'
+	assert_line --regexp '^atime: '
+	assert_line --regexp '^crtime: '
+	assert_line --regexp '^Block pointers: [1-9][0-9]* 0 0 0 0 0 0 0 0 0 0 0; indirect 0, double 0, triple 0$'
+	assert_line --regexp '^Mapped blocks: \(0\):[0-9]+$'
+	assert_line --regexp '^Checksum: 0x[0-9a-f]{8} \(ok\)$'
+}
+
+@test "-i follows indirect blocks and holes of a file" {
+	run "$DUMP" -i /big "$IMG"
+	assert_success
+	assert_line "Size: 81920   Blocks: 21"
+	assert_line --regexp '^Mapped blocks: \(0-11\):[0-9]+-[0-9]+, \(IND\):[0-9]+, \(12-19\):[0-9]+-[0-9]+$'
+	run "$DUMP" -i /sparse "$IMG"
+	assert_success
+	assert_line --regexp '^Mapped blocks: \(DIND\):[0-9]+, \(IND\):[0-9]+, \(5000\):[0-9]+$'
+}
+
+@test "-i shows a directory by number and by path alike" {
+	ino=$(ino_of "$IMG" /dir)
+	run "$DUMP" -i "$ino" "$IMG"
+	assert_success
+	assert_line --regexp "^Inode: $ino   Type: directory   Mode: 0755 "
+	assert_line --regexp '^In use: yes   Links: 3 '
+	assert_line "Size: 4096   Blocks: 1"
+	bynum=$output
+	run "$DUMP" -i /dir "$IMG"
+	assert_output "$bynum"
+}
+
+@test "-i shows the target of a fast symlink and of a slow one" {
+	run "$DUMP" -i /fast-link "$IMG"
+	assert_success
+	assert_line --regexp '^Inode: [0-9]+   Type: symlink   Mode: 0777 '
+	assert_line 'Fast symlink target: "file"'
+	refute_line --partial "Block pointers"
+	run "$DUMP" -i /slow-link "$IMG"
+	assert_success
+	assert_line "Slow symlink target: \"$(printf 'y%.0s' $(seq 200))\""
+	assert_line --regexp '^Mapped blocks: \(0\):[0-9]+$'
+}
+
+@test "-i shows a device node's number and a fifo's type" {
+	require_root
+	run "$DUMP" -i /null "$IMG"
+	assert_success
+	assert_line --regexp '^Inode: [0-9]+   Type: character device   Mode: 0[0-7]{3} '
+	assert_line "Device: 1, 3"
+	assert_line "Mapped blocks: (none)"
+	run "$DUMP" -i /fifo "$IMG"
+	assert_success
+	assert_line --regexp '^Inode: [0-9]+   Type: fifo '
+}
+
+@test "-i shows a free inode as not in use" {
+	run "$DUMP" -i 1000 "$IMG"
+	assert_success
+	assert_line --regexp '^Inode: 1000   Type: none   Mode: 0000 '
+	assert_line --regexp '^In use: no '
+}
+
+@test "--json output parses in every mode" {
+	for args in "" "-h" "-g" "-i 2" "-i /file" "-i /slow-link" "-i /fifo"; do
+		# shellcheck disable=SC2086
+		"$DUMP" --json $args "$IMG" >"$T/out.json"
+		python3 -m json.tool "$T/out.json" >/dev/null
+	done
+	run jget '["inode"]["type"]' <"$T/out.json"
+	assert_output "fifo"
+}
+
+@test "--json shows the same fields as the text" {
+	run "$DUMP" --json -i /slow-link "$IMG"
+	assert_success
+	json=$output
+	[ "$(echo "$json" | jget '["inode"]["fast_symlink"]')" = False ]
+	[ "$(echo "$json" | jget '["inode"]["target"]')" = "$(printf 'y%.0s' $(seq 200))" ]
+	[ "$(echo "$json" | jget '["inode"]["perm"]')" = "0777" ]
+	[ "$(echo "$json" | jget '["inode"]["mapped"][0]["count"]')" = 1 ]
+	[ "$(echo "$json" | jget '["checksum_failures"]')" = "[]" ]
+	run "$DUMP" --json "$IMG"
+	[ "$(echo "$output" | jget '["superblock"]["label"]')" = test ]
+	[ "$(echo "$output" | jget '["superblock"]["blocks_count"]')" = 4096 ]
+	[ "$(echo "$output" | jget '["groups"][0]["checksum_ok"]')" = True ]
+}
+
+@test "a label of any bytes stays valid JSON and safe text" {
+	mkimg "$T/label" 16M -L "$(printf 'a"b\\c\td\001\xff\xc3\xa9')"
+	run "$DUMP" --json -h "$T/label"
+	assert_success
+	run jget '["superblock"]["label"]' <<<"$output"
+	assert_output "$(printf 'a"b\\c\td\001\xc3\xbf\xc3\xa9')"
+	run "$DUMP" -h "$T/label"
+	assert_line 'Filesystem volume name:   a"b\\c\x09d\x01\xffé'
+}
+
+@test "a damaged superblock checksum is reported and the exit status is 4" {
+	poke "$IMG" $((1024 + 128))
+	run --separate-stderr "$DUMP" -h "$IMG"
+	[ "$status" -eq 4 ]
+	assert_line --regexp '^Superblock checksum: +0x[0-9a-f]{8} \(BAD, computed 0x[0-9a-f]{8}\)$'
+	[[ $stderr =~ ^sufs-dump:\ .*/img:\ superblock:\ checksum\ does\ not\ match\ \(stored\ 0x[0-9a-f]{8},\ computed\ 0x[0-9a-f]{8}\)$ ]]
+	run --separate-stderr "$DUMP" --json -h "$IMG"
+	[ "$status" -eq 4 ]
+	[ "$(echo "$output" | jget '["checksum_failures"][0]["what"]')" = superblock ]
+	[ "$(echo "$output" | jget '["superblock"]["checksum_ok"]')" = False ]
+}
+
+@test "the checksum field itself damaged is reported too" {
+	poke "$IMG" $((1024 + 1020))
+	run "$DUMP" -h "$IMG"
+	[ "$status" -eq 4 ]
+	assert_output --partial "superblock: checksum does not match"
+}
+
+@test "a damaged inode checksum is reported by the full output and by -i" {
+	ino=$(ino_of "$IMG" /file)
+	poke "$IMG" $(($(inode_offset "$IMG" "$ino") + 8))
+	run --separate-stderr "$DUMP" "$IMG"
+	[ "$status" -eq 4 ]
+	assert_line "Checksum failures: 1"
+	[[ $stderr == *"inode $ino: checksum does not match"* ]]
+	run "$DUMP" -h "$IMG"
+	assert_success
+	run "$DUMP" -i "$ino" "$IMG"
+	[ "$status" -eq 4 ]
+	assert_line --regexp '^Checksum: 0x[0-9a-f]{8} \(BAD, computed 0x[0-9a-f]{8}\)$'
+	# the damaged inode is still found by its path, and shown as it is
+	run "$DUMP" -i /file "$IMG"
+	[ "$status" -eq 4 ]
+	assert_line --regexp "^Inode: $ino   Type: regular file "
+	assert_line --regexp '^UID: [1-9][0-9]*   GID: 0$'
+	run --separate-stderr "$DUMP" --json -g "$IMG"
+	[ "$status" -eq 4 ]
+	[ "$(echo "$output" | jget '["checksum_failures"][0]["ino"]')" = "$ino" ]
+}
+
+@test "a damaged directory block is reported with its directory and block" {
+	blk=$("$DUMP" --json -i /dir "$IMG" | jget '["inode"]["block"][0]')
+	ino=$(ino_of "$IMG" /dir)
+	poke "$IMG" $((blk * 4096 + 40))
+	run --separate-stderr "$DUMP" "$IMG"
+	[ "$status" -eq 4 ]
+	[[ $stderr == *"directory inode $ino, block $blk (logical 0): checksum does not match"* ]]
+	run "$DUMP" -i /dir "$IMG"
+	[ "$status" -eq 4 ]
+}
+
+@test "a damaged group descriptor is reported by -g" {
+	poke "$IMG" $((4096 + 8))
+	run --separate-stderr "$DUMP" -g "$IMG"
+	[ "$status" -eq 4 ]
+	assert_line --index 1 --regexp ' BAD$'
+	[[ $stderr == *"group 0 descriptor: checksum does not match"* ]]
+}
+
+@test "a damaged backup superblock is reported with its group" {
+	mkimg "$T/groups" 16M -g 512
+	poke "$T/groups" $((512 * 4096 + 128))
+	run --separate-stderr "$DUMP" "$T/groups"
+	[ "$status" -eq 4 ]
+	assert_line "  Backup superblock at 512, checksum BAD"
+	assert_line "  Backup superblock at 1536, checksum ok"
+	[[ $stderr == *"backup superblock of group 1 (block 512): checksum does not match"* ]]
+}
+
+@test "-m then --restore gives an image that dumps and lists the same" {
+	run "$DUMP" -m "$T/meta" "$IMG"
+	assert_success
+	assert_output ""
+	run "$DUMP" --restore "$T/meta" "$T/restored"
+	assert_success
+	[ "$(stat -c %s "$T/restored")" -eq "$(stat -c %s "$IMG")" ]
+	same_output "$DUMP" "$IMG" "$T/restored"
+	same_output "$DUMP" --json -i /sparse "$IMG" "$T/restored"
+	same_output "$DEBUG" -R "ls -l /" "$IMG" "$T/restored"
+	assert_line --regexp ' slow-link -> y{200}$'
+	same_output "$DEBUG" -R "ls -l /dir" "$IMG" "$T/restored"
+	assert_line --regexp ' inner$'
+}
+
+@test "a restored image is sparse and its files read as zeros" {
+	"$DUMP" -m "$T/meta" "$IMG"
+	"$DUMP" --restore "$T/meta" "$T/restored"
+	# the metadata of a 16M image takes a few blocks, the file data none
+	[ "$(du -k "$T/restored" | cut -f1)" -lt 200 ]
+	run "$DEBUG" -R "cat /file" "$T/restored"
+	assert_success
+	[ "$(printf '%s' "$output" | tr -d '\0' | wc -c)" -eq 0 ]
+	[ "$("$DEBUG" -R "cat /file" "$T/restored" | wc -c)" -eq 17 ]
+	! grep -q "secret file data" "$T/restored"
+	grep -q "secret file data" "$IMG"
+}
+
+@test "-m and --restore keep a multi-group image with 1K blocks" {
+	mkimg "$T/small" 16M -b 1024 -g 2048 -d "$T/src"
+	"$DUMP" -m "$T/meta" "$T/small"
+	"$DUMP" --restore "$T/meta" "$T/restored"
+	same_output "$DUMP" "$T/small" "$T/restored"
+	same_output "$DUMP" -i /sparse "$T/small" "$T/restored"
+}
+
+@test "-m saves an image whose checksums fail, and the failures survive" {
+	poke "$IMG" $((1024 + 128))
+	run "$DUMP" -m "$T/meta" "$IMG"
+	assert_success
+	"$DUMP" --restore "$T/meta" "$T/restored"
+	run "$DUMP" -h "$T/restored"
+	[ "$status" -eq 4 ]
+	assert_output --partial "superblock: checksum does not match"
+}
+
+@test "-m and --restore refuse to overwrite a file unless -f is given" {
+	echo keep >"$T/meta"
+	run "$DUMP" -m "$T/meta" "$IMG"
+	[ "$status" -eq 1 ]
+	assert_output --partial "file exists (use -f to overwrite it)"
+	[ "$(cat "$T/meta")" = keep ]
+	run "$DUMP" -f -m "$T/meta" "$IMG"
+	assert_success
+	echo keep >"$T/restored"
+	run "$DUMP" --restore "$T/meta" "$T/restored"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$T/restored")" = keep ]
+	run "$DUMP" --restore "$T/meta" -f "$T/restored"
+	assert_success
+	"$DUMP" -h "$T/restored" >/dev/null
+}
+
+@test "-m never writes over the image it reads" {
+	before=$(sha "$IMG")
+	run "$DUMP" -f -m "$IMG" "$IMG"
+	[ "$status" -eq 1 ]
+	assert_output --partial "is the input file itself"
+	[ "$(sha "$IMG")" = "$before" ]
+}
+
+@test "a missing image is named in the message and exits 2" {
+	run "$DUMP" "$T/nothing"
+	[ "$status" -eq 2 ]
+	assert_output "sufs-dump: $T/nothing: No such file or directory"
+}
+
+@test "a zero-length file is not a sufs file system" {
+	: >"$T/empty"
+	run "$DUMP" "$T/empty"
+	[ "$status" -eq 2 ]
+	assert_output "sufs-dump: $T/empty: not a sufs file system (bad magic number)"
+}
+
+@test "a file of random bytes is not a sufs file system" {
+	head -c 1M /dev/urandom >"$T/random"
+	run "$DUMP" -h "$T/random"
+	[ "$status" -eq 2 ]
+	assert_output --partial "$T/random: not a sufs file system"
+	run "$DUMP" -m "$T/meta" "$T/random"
+	[ "$status" -eq 2 ]
+	[ ! -e "$T/meta" ]
+}
+
+@test "a truncated image is reported as truncated" {
+	head -c 1M "$IMG" >"$T/short"
+	run "$DUMP" "$T/short"
+	[ "$status" -eq 2 ]
+	assert_output --partial "$T/short: image is shorter than its superblock says"
+}
+
+@test "--restore refuses a truncated metadata image and leaves no output" {
+	"$DUMP" -m "$T/meta" "$IMG"
+	size=$(stat -c %s "$T/meta")
+	for keep in 10 64 100 $((size - 1)); do
+		head -c "$keep" "$T/meta" >"$T/cut"
+		run "$DUMP" --restore "$T/cut" "$T/restored"
+		[ "$status" -eq 2 ]
+		assert_output --regexp "$T/cut: (truncated metadata image|not a sufs metadata image \(too short\))"
+		[ ! -e "$T/restored" ]
+	done
+}
+
+@test "--restore refuses a file with the wrong magic" {
+	"$DUMP" -m "$T/meta" "$IMG"
+	{ printf 'NOTAMETA'; tail -c +9 "$T/meta"; } >"$T/wrong"
+	run "$DUMP" --restore "$T/wrong" "$T/restored"
+	[ "$status" -eq 2 ]
+	assert_output "sufs-dump: $T/wrong: not a sufs metadata image (bad magic)"
+	run "$DUMP" --restore "$IMG" "$T/restored"
+	[ "$status" -eq 2 ]
+	assert_output --partial "not a sufs metadata image (bad magic)"
+	[ ! -e "$T/restored" ]
+}
+
+@test "--restore refuses a metadata image whose header or data was changed" {
+	"$DUMP" -m "$T/meta" "$IMG"
+	cp "$T/meta" "$T/hdr"
+	poke "$T/hdr" 20
+	run "$DUMP" --restore "$T/hdr" "$T/restored"
+	[ "$status" -eq 2 ]
+	assert_output --partial "header checksum does not match"
+	size=$(stat -c %s "$T/meta")
+	for off in 70 $((size / 2)) $((size - 2)); do
+		cp "$T/meta" "$T/data"
+		poke "$T/data" "$off"
+		run "$DUMP" --restore "$T/data" "$T/restored"
+		[ "$status" -eq 2 ]
+		assert_output --partial "corrupt metadata image"
+		[ ! -e "$T/restored" ]
+	done
+	cat "$T/meta" "$T/meta" >"$T/long"
+	run "$DUMP" --restore "$T/long" "$T/restored"
+	[ "$status" -eq 2 ]
+	assert_output --partial "longer than its header says"
+}
+
+@test "usage errors exit 1" {
+	run "$DUMP"
+	[ "$status" -eq 1 ]
+	run "$DUMP" "$IMG" "$IMG"
+	[ "$status" -eq 1 ]
+	run "$DUMP" -h -g "$IMG"
+	[ "$status" -eq 1 ]
+	run "$DUMP" -m "$T/meta" --json "$IMG"
+	[ "$status" -eq 1 ]
+	run "$DUMP" -m "$T/meta" --restore "$T/meta" "$IMG"
+	[ "$status" -eq 1 ]
+	run "$DUMP" -f "$IMG"
+	[ "$status" -eq 1 ]
+	run "$DUMP" --bogus "$IMG"
+	[ "$status" -eq 1 ]
+	run "$DUMP" -i 0 "$IMG"
+	[ "$status" -eq 1 ]
+	assert_output --partial "no inode 0 (inodes are numbered 1 to 1024)"
+	run "$DUMP" -i 99999 "$IMG"
+	[ "$status" -eq 1 ]
+	run "$DUMP" -i /no/such/file "$IMG"
+	[ "$status" -eq 1 ]
+	assert_output --partial "/no/such/file: No such file or directory"
+}
