@@ -1,0 +1,113 @@
+/*
+ * commands.h - the command table of sufs-debug and what its commands share.
+ *
+ * Every command is one row of commands[]: its name, other names, a usage
+ * line for its arguments, a line of help and the function that runs it.
+ * The shell (main.c) only splits a line into words and looks the first one
+ * up here; adding a command is adding a row.
+ *
+ * A handler returns 0 when it did what was asked and 1 when it did not,
+ * after saying why on stderr as "sufs-debug: COMMAND ARGUMENT: reason".
+ */
+#ifndef SUFS_DEBUG_COMMANDS_H
+#define SUFS_DEBUG_COMMANDS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sufs.h"
+
+/* One open image and where the user stands in it. */
+struct session {
+	struct sufs_fs *fs;
+	const char *image;
+	int writable;              /* opened with -w */
+	uint32_t cwd;              /* inode of the current directory */
+	int quit;                  /* set by `quit`: read no more commands */
+};
+
+/* command flags */
+#define CMD_NEEDS_WRITE 0x1        /* refused unless the image was opened with -w */
+
+struct command {
+	const char *name;
+	const char *aliases[3];    /* other names, NULL-terminated */
+	const char *args;          /* usage of the arguments, "" if none */
+	const char *help;          /* one line */
+	int (*run)(struct session *s, int argc, char **argv);
+	unsigned flags;
+};
+
+extern const struct command commands[];
+
+/* The row whose name or alias is `name`, or NULL. */
+const struct command *command_find(const char *name);
+
+/*
+ * Split one line into words and run it.  Blank lines and lines whose first
+ * word starts with '#' do nothing.  Returns 0 or 1 as the command did.
+ */
+int command_line(struct session *s, const char *line);
+
+/* ---- helpers the command files share (commands.c) ---------------------- */
+
+/* "sufs-debug: CMD ARG: message" on stderr; returns 1 for `return fail(...)`. */
+int fail(const char *cmd, const char *arg, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Resolve a path typed by the user, relative to the current directory.  A
+ * path of the form <INO> names inode INO directly, and <INO>/rest resolves
+ * rest from that directory.  A symbolic link as the last component is
+ * followed only when `follow` is set.  Returns 0, or 1 after saying
+ * "sufs-debug: CMD PATH: why".
+ */
+int resolve(struct session *s, const char *cmd, const char *path, int follow, uint32_t *ino);
+
+/* A directory's entries, read whole (callers may then recurse freely). */
+struct entry {
+	char *name;                /* NUL-terminated copy; len bytes (may hold NULs) */
+	size_t len;
+	uint32_t ino;
+	unsigned ftype;
+};
+int read_entries(struct session *s, uint32_t dir, struct entry **out, size_t *n);
+void free_entries(struct entry *v, size_t n);
+
+/* Nonzero for "." and "..". */
+int is_dot_name(const char *name, size_t len);
+/* Set bit n of a bitmap; returns whether it was set before. */
+int bit_test_and_set(uint8_t *bits, uint32_t n);
+
+/* The name a directory has in its parent (found through ".."): a malloc()ed
+ * copy in *name, *len bytes, and the parent in *parent. */
+int name_in_parent(struct session *s, uint32_t dir, uint32_t *parent, char **name, size_t *len);
+
+/*
+ * Names as they are printed: bytes that would not show (control bytes,
+ * DEL, bytes that are not UTF-8) as \xHH, and \n, \t and \\; the command
+ * line reader undoes these escapes, so a printed name can be typed back.
+ */
+void print_name(FILE *f, const char *name, size_t len);
+/* The same into a malloc()ed string (for messages); NULL when out of memory. */
+char *escape_name(const char *name, size_t len);
+
+/* ---- file contents (rdump.c) ------------------------------------------- */
+
+/*
+ * Copy the contents of inode `ino` (`size` bytes) to the host file open on
+ * fd, writing only the blocks the inode maps: holes stay holes.  The file
+ * is then truncated to `size`.  A pipe or terminal gets every byte in
+ * order instead, holes as zeros.  `what` names the file in messages.
+ */
+int copy_contents(struct session *s, const char *cmd, const char *what, uint32_t ino,
+		  uint64_t size, int fd);
+
+/* Set a host file's owner (when we run as root), mode and times from an
+ * inode; fd is open on the file. */
+int copy_attributes(const char *cmd, const char *what, const struct sufs_stat *st, int fd);
+
+/* rdump SOURCE... HOSTDIR */
+int cmd_rdump(struct session *s, int argc, char **argv);
+
+#endif

@@ -1,0 +1,588 @@
+#!/usr/bin/env bats
+# sufs-debug: every command through -R and -f, exit statuses and messages,
+# the <INO> syntax, and rdump's promise never to write outside HOSTDIR.
+
+load helper
+
+bats_require_minimum_version 1.5.0
+
+# One image for the tests that only read: a tree with a bit of everything.
+setup_file() {
+	export TZ=UTC
+	export SRC=$BATS_FILE_TMPDIR/src IMG=$BATS_FILE_TMPDIR/fixture.img
+	mkdir -p "$SRC/dir/sub"
+	printf 'hello, world\n' >"$SRC/hello.txt"
+	: >"$SRC/empty"
+	printf 'deep\n' >"$SRC/dir/sub/deep.txt"
+	ln -s ../hello.txt "$SRC/dir/link"
+	ln "$SRC/hello.txt" "$SRC/dir/hard"
+	printf 'x' | dd of="$SRC/sparse" bs=1 seek=1048576 status=none
+	printf 'spaced\n' >"$SRC/with space"
+	printf 'tabbed\n' >"$SRC/$(printf 'tab\there')"
+	printf 'not utf-8\n' >"$SRC/$(printf 'bad\377name')"
+	mkfifo "$SRC/fifo"
+	touch -d '2021-05-06 07:08:09.123456789' "$SRC/hello.txt"
+	mkimg "$IMG" 16M -d "$SRC"
+}
+
+# debug IMG COMMAND: run one command with -R, stdout and stderr apart
+debug() {
+	run --separate-stderr "$DEBUG" -R "$2" "$1"
+}
+
+ino_of() {
+	"$DEBUG" -R "stat $1" "$IMG" | awk 'NR == 1 { print $2 }'
+}
+
+# patch_dirent IMG DIR OLD NEW [INO]: rename the entry OLD of directory DIR
+# to NEW (same length) and optionally point it at inode INO, directly in the
+# image, resealing the block's checksum (man/sufs.5: entries are ino u32,
+# reclen u16, namelen u8, ftype u8, name; the block ends with "TAIL" and a
+# CRC-32 of the block number and the block).  The API refuses such names,
+# so this is how a damaged or hostile image is made.
+patch_dirent() {
+	local img=$1 dir=$2 old=$3 new=$4 ino=${5:-} bs blk
+	require_cmd python3
+	bs=$("$DEBUG" -R super "$img" | awk '/^Block size:/ { print $3 }')
+	blk=$("$DEBUG" -R "blocks $dir" "$img" | awk '{ print $1 }')
+	python3 - "$img" "$bs" "$blk" "$old" "$new" "$ino" <<'EOF'
+import struct, sys, zlib
+img, bs, blk = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+old, new, ino = sys.argv[4].encode(), sys.argv[5].encode(), sys.argv[6]
+assert len(old) == len(new)
+with open(img, "r+b") as f:
+    f.seek(blk * bs)
+    b = bytearray(f.read(bs))
+    off = 0
+    while off < bs - 8:
+        dino, reclen, nlen, ftype = struct.unpack_from("<IHBB", b, off)
+        if dino and bytes(b[off + 8:off + 8 + nlen]) == old:
+            break
+        off += reclen
+    else:
+        sys.exit("patch_dirent: no entry %r" % old)
+    b[off + 8:off + 8 + nlen] = new
+    if ino:
+        struct.pack_into("<I", b, off, int(ino))
+    seed = zlib.crc32(struct.pack("<Q", blk))
+    struct.pack_into("<I", b, bs - 4, zlib.crc32(bytes(b[:bs - 4]), seed))
+    f.seek(blk * bs)
+    f.write(b)
+EOF
+}
+
+# ---------------------------------------------------------------------------
+# Options and exit statuses
+
+@test "--help prints the usage and exits 0" {
+	run "$DEBUG" --help
+	assert_success
+	assert_output --partial "usage: sufs-debug [-w] [-R COMMAND | -f CMDFILE|-] IMAGE"
+}
+
+@test "--version prints the program and library version" {
+	run "$DEBUG" --version
+	assert_success
+	assert_output --regexp '^sufs-debug \(sufs\) [0-9]+\.[0-9]+'
+}
+
+@test "usage errors exit 2" {
+	run "$DEBUG"
+	assert_failure 2
+	assert_output --partial "no image given"
+	run "$DEBUG" "$IMG" "$IMG"
+	assert_failure 2
+	run "$DEBUG" --frobnicate "$IMG"
+	assert_failure 2
+	run "$DEBUG" -R ls -f - "$IMG"
+	assert_failure 2
+	assert_output --partial "-R and -f cannot be used together"
+	run "$DEBUG" -f "$T/no-such-file" "$IMG"
+	assert_failure 2
+	assert_output --partial "$T/no-such-file"
+}
+
+@test "an image that cannot be opened exits 4 and says why" {
+	run --separate-stderr "$DEBUG" -R ls "$T/missing.img"
+	assert_failure 4
+	[[ $stderr == "sufs-debug: cannot open $T/missing.img: "* ]]
+	truncate -s 16M "$T/zeros.img"
+	run --separate-stderr "$DEBUG" -R ls "$T/zeros.img"
+	assert_failure 4
+	[[ $stderr == *"cannot open $T/zeros.img"* ]]
+}
+
+@test "a damaged superblock exits 4 and is named" {
+	cp "$IMG" "$T/bad.img"
+	# one byte of the label: still a sufs magic, but the checksum fails
+	printf 'X' | dd of="$T/bad.img" bs=1 seek=$((1024 + 200)) conv=notrunc status=none
+	run --separate-stderr "$DEBUG" -R super "$T/bad.img"
+	assert_failure 4
+	[[ $stderr == *"cannot open $T/bad.img"* ]]
+	[[ $stderr == *superblock* ]]
+}
+
+@test "-R exits with the status of its command" {
+	debug "$IMG" "cat hello.txt"
+	assert_success
+	assert_output "hello, world"
+	debug "$IMG" "cat /no/such/file"
+	assert_failure 1
+	[ "$stderr" = "sufs-debug: cat /no/such/file: No such file or directory" ]
+}
+
+@test "an unknown command fails with a message" {
+	debug "$IMG" "frobnicate now"
+	assert_failure 1
+	[ "$stderr" = "sufs-debug: frobnicate: unknown command (try help)" ]
+}
+
+@test "a command with the wrong arguments prints its usage and fails" {
+	debug "$IMG" "bmap hello.txt"
+	assert_failure 1
+	[ "$stderr" = "sufs-debug: bmap: usage: bmap PATH LBLK" ]
+	debug "$IMG" "ls -z"
+	assert_failure 1
+	[[ $stderr == *"unknown option -z"* ]]
+}
+
+@test "-f runs every command and exits 1 if any failed" {
+	cat >"$T/cmds" <<-'EOF'
+	# a comment, then a blank line
+
+	cat hello.txt
+	cat nothing-here
+	cat dir/sub/deep.txt
+	EOF
+	run --separate-stderr "$DEBUG" -f "$T/cmds" "$IMG"
+	assert_failure 1
+	assert_output "$(printf 'hello, world\ndeep')"
+	[ "$stderr" = "sufs-debug: cat nothing-here: No such file or directory" ]
+}
+
+@test "-f succeeds when every command does" {
+	printf 'cd dir\ncat link\npwd\n' >"$T/cmds"
+	run "$DEBUG" -f "$T/cmds" "$IMG"
+	assert_success
+	assert_output "$(printf 'hello, world\n/dir')"
+}
+
+@test "-f - reads the commands from standard input" {
+	run bash -c "printf 'cd dir/sub\npwd\ncat deep.txt\n' | '$DEBUG' -f - '$IMG'"
+	assert_success
+	assert_output "$(printf '/dir/sub\ndeep')"
+}
+
+@test "commands piped in without -f run as with -f -" {
+	run bash -c "printf 'pwd\nls nothing\npwd\n' | '$DEBUG' '$IMG'"
+	assert_failure 1
+	assert_line --index 0 "/"
+	assert_line --index 1 "sufs-debug: ls nothing: No such file or directory"
+	assert_line --index 2 "/"
+}
+
+@test "quit stops reading commands" {
+	printf 'pwd\nquit\ncat nothing-here\n' >"$T/cmds"
+	run "$DEBUG" -f "$T/cmds" "$IMG"
+	assert_success
+	assert_output "/"
+}
+
+@test "the prompt reads commands with readline when standard input is a terminal" {
+	require_cmd script
+	run bash -c "printf 'cd dir\npwd\nquit\n' | script -qec \"'$DEBUG' '$IMG'\" /dev/null"
+	assert_success
+	assert_output --partial "sufs-debug: "
+	assert_output --partial "/dir"
+}
+
+@test "help lists every command, and describes one" {
+	debug "$IMG" help
+	assert_success
+	for c in help quit ls cd pwd stat cat dump rdump blocks bmap icheck ncheck super groups; do
+		assert_line --regexp "^  $c "
+	done
+	debug "$IMG" "help ls"
+	assert_success
+	assert_line --index 0 "ls [-l] [PATH]"
+	assert_output --partial "also called: list_directory"
+	debug "$IMG" "help nothing"
+	assert_failure 1
+}
+
+# ---------------------------------------------------------------------------
+# Commands
+
+@test "ls lists the names of a directory, . and .. included" {
+	debug "$IMG" "ls /"
+	assert_success
+	expected=$(printf '%s\n' . .. 'bad\xffname' dir empty fifo hello.txt sparse 'tab\there' \
+		'with space' | LC_ALL=C sort)
+	[ "$(printf '%s\n' "$output" | LC_ALL=C sort)" = "$expected" ]
+}
+
+@test "ls -l shows inode, mode, links, owner, size, mtime and name" {
+	debug "$IMG" "ls -l"
+	assert_success
+	ino=$(ino_of hello.txt)
+	assert_line --regexp "^ +$ino -rw-r--r-- +2 +$(id -u) +$(id -g) +13 2021-05-06 07:08 hello.txt\$"
+	assert_line --regexp "^ +[0-9]+ drwxr-xr-x +3 .* dir\$"
+	assert_line --regexp "^ +[0-9]+ prw-r--r-- +1 .* 0 .* fifo\$"
+	debug "$IMG" "ls -l dir"
+	assert_line --regexp "^ +[0-9]+ lrwxrwxrwx +1 .* 12 .* link -> \.\./hello\.txt\$"
+	debug "$IMG" "ls -l hello.txt"
+	assert_success
+	assert_output --regexp "^ +$ino -rw-r--r-- .* hello\.txt\$"
+}
+
+@test "ls of a missing directory fails and names it" {
+	debug "$IMG" "ls -l /nowhere"
+	assert_failure 1
+	[ "$stderr" = "sufs-debug: ls /nowhere: No such file or directory" ]
+}
+
+@test "names with unprintable bytes are shown escaped and can be typed back" {
+	debug "$IMG" "ls"
+	assert_line 'tab\there'
+	assert_line 'bad\xffname'
+	debug "$IMG" 'cat tab\there'
+	assert_success
+	assert_output "tabbed"
+	debug "$IMG" 'cat "bad\xffname"'
+	assert_success
+	assert_output "not utf-8"
+}
+
+@test "quotes and backslashes protect spaces" {
+	debug "$IMG" 'cat "with space"'
+	assert_output "spaced"
+	debug "$IMG" "cat 'with space'"
+	assert_output "spaced"
+	debug "$IMG" 'cat with\ space'
+	assert_output "spaced"
+	debug "$IMG" 'cat "with space'
+	assert_failure 1
+	[[ $stderr == *"unterminated quote"* ]]
+}
+
+@test "cd and pwd move around; cd to a file fails" {
+	printf 'pwd\ncd dir/sub\npwd\ncd ..\npwd\ncd\npwd\n' >"$T/cmds"
+	run "$DEBUG" -f "$T/cmds" "$IMG"
+	assert_success
+	assert_output "$(printf '/\n/dir/sub\n/dir\n/')"
+	debug "$IMG" "cd hello.txt"
+	assert_failure 1
+	[ "$stderr" = "sufs-debug: cd hello.txt: Not a directory" ]
+}
+
+@test "stat shows every field of an inode" {
+	debug "$IMG" "stat hello.txt"
+	assert_success
+	ino=$(ino_of hello.txt)
+	sec=$(date -u -d '2021-05-06 07:08:09' +%s)
+	assert_line --regexp "^Inode: $ino +Type: regular +Mode: +0644 +Flags: 0x[0-9a-f]+\$"
+	assert_line --regexp '^Generation: [0-9]+$'
+	assert_line --regexp "^User: +$(id -u) +Group: +$(id -g) +Size: 13\$"
+	assert_line --regexp '^Links: 2 +Blockcount: 1$'
+	assert_line " mtime: $sec.123456789 -- Thu May  6 07:08:09 2021"
+	assert_line --regexp '^ +ctime: [0-9]+\.[0-9]{9} -- '
+	assert_line --regexp '^ +atime: [0-9]+\.[0-9]{9} -- '
+	assert_line --regexp '^crtime: [0-9]+\.[0-9]{9} -- '
+	assert_line --regexp '^Inode checksum: 0x[0-9a-f]{8}$'
+	assert_line "BLOCKS:"
+	assert_line --regexp '^\(0\):[0-9]+$'
+	assert_line "TOTAL: 1"
+}
+
+@test "stat shows a fast symlink's target, and does not follow it" {
+	debug "$IMG" "stat dir/link"
+	assert_success
+	assert_line --regexp '^Inode: [0-9]+ +Type: symlink '
+	assert_line 'Fast link dest: "../hello.txt"'
+}
+
+@test "stat of a sparse file shows its indirect block" {
+	debug "$IMG" "stat sparse"
+	assert_success
+	assert_line --regexp '^\(IND\):[0-9]+, \(256\):[0-9]+$'
+	assert_line "TOTAL: 2"
+}
+
+@test "stat still shows an inode whose checksum fails; cat refuses it" {
+	cp "$IMG" "$T/inode.img"
+	ino=$(ino_of hello.txt)
+	blk=$("$DEBUG" -R "blocks hello.txt" "$IMG")
+	bs=$("$DEBUG" -R super "$IMG" | awk '/^Block size:/ { print $3 }')
+	itable=$("$DEBUG" -R groups "$IMG" | awk 'NR == 2 { print $6 }')
+	# change the owner (bytes 8-11 of the inode, man/sufs.5) behind the checksum's back
+	printf '\x63\x00\x00\x00' | dd of="$T/inode.img" bs=1 conv=notrunc status=none \
+		seek=$((itable * bs + (ino - 1) * 256 + 8))
+	debug "$T/inode.img" "stat hello.txt"
+	assert_success
+	assert_line --regexp '^User: +99 '
+	assert_line --regexp '^Inode checksum: 0x[0-9a-f]{8} \(does not match\)$'
+	assert_line "Block pointers (not followed): $blk 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
+	[ "$stderr" = "sufs-debug: stat hello.txt: warning: the inode's checksum does not match its contents" ]
+	debug "$T/inode.img" "cat hello.txt"
+	assert_failure 1
+	[[ $stderr == "sufs-debug: cat hello.txt: "* ]]
+}
+
+@test "blocks and bmap agree, and a hole maps to 0" {
+	debug "$IMG" "blocks sparse"
+	assert_success
+	data=$output
+	debug "$IMG" "bmap sparse 256"
+	assert_success
+	assert_output "$data"
+	debug "$IMG" "bmap sparse 3"
+	assert_success
+	assert_output "0"
+	debug "$IMG" "bmap sparse x"
+	assert_failure 1
+	[ "$stderr" = "sufs-debug: bmap x: not a block number" ]
+}
+
+@test "cat writes a file's bytes, holes as zeros" {
+	run bash -c "'$DEBUG' -R 'cat sparse' '$IMG' | cmp - '$SRC/sparse'"
+	assert_success
+	debug "$IMG" "cat empty"
+	assert_success
+	assert_output ""
+}
+
+@test "dump copies a file and keeps its holes; -p keeps its metadata" {
+	debug "$IMG" "dump sparse $T/sparse.out"
+	assert_success
+	cmp "$SRC/sparse" "$T/sparse.out"
+	[ "$(stat -c %b "$T/sparse.out")" -lt 64 ]
+	debug "$IMG" "dump -p hello.txt $T/hello.out"
+	assert_success
+	cmp "$SRC/hello.txt" "$T/hello.out"
+	[ "$(stat -c '%a %Y %y' "$T/hello.out")" = "$(stat -c '%a %Y %y' "$SRC/hello.txt")" ]
+	debug "$IMG" "dump fifo $T/fifo.out"
+	assert_failure 1
+	[[ $stderr == "sufs-debug: dump fifo: "* ]]
+}
+
+@test "icheck names the owner of each block" {
+	blk=$("$DEBUG" -R "blocks hello.txt" "$IMG")
+	ino=$(ino_of hello.txt)
+	total=$("$DEBUG" -R super "$IMG" | awk '/^Block count:/ { print $3 }')
+	debug "$IMG" "icheck $blk 0 2 $((total - 1))"
+	assert_success
+	assert_line --index 0 "$(printf 'Block\tInode number')"
+	assert_line "$(printf '%s\t%s' "$blk" "$ino")"
+	assert_line "$(printf '0\t<superblock of group 0>')"
+	assert_line "$(printf '%s\t<block not found>' $((total - 1)))"
+	debug "$IMG" "icheck $total"
+	assert_failure 1
+	[[ $stderr == "sufs-debug: icheck $total: not a block number"* ]]
+}
+
+@test "ncheck lists every name of an inode" {
+	ino=$(ino_of hello.txt)
+	debug "$IMG" "ncheck $ino 2"
+	assert_success
+	assert_line --index 0 "$(printf 'Inode\tPathname')"
+	assert_line "$(printf '%s\t/hello.txt' "$ino")"
+	assert_line "$(printf '%s\t/dir/hard' "$ino")"
+	assert_line "$(printf '2\t/')"
+	debug "$IMG" "ncheck 0"
+	assert_failure 1
+	[[ $stderr == "sufs-debug: ncheck 0: not an inode number"* ]]
+}
+
+@test "super prints the superblock's fields" {
+	mkimg "$T/s.img" 8M -b 1024 -L scratch -U 01234567-89ab-cdef-0123-456789abcdef
+	debug "$T/s.img" super
+	assert_success
+	assert_line "Magic number:             0x53465553"
+	assert_line "Block size:               1024"
+	assert_line "Block count:              8192"
+	assert_line 'Label:                    "scratch"'
+	assert_line "UUID:                     01234567-89ab-cdef-0123-456789abcdef"
+	assert_line --regexp '^State: +1 \(clean\)$'
+	assert_line --regexp '^Write mode: +[0-9] \((softdep|sync|async)\)$'
+}
+
+@test "groups prints one line per group" {
+	mkimg "$T/g.img" 8M -b 1024 -g 1024
+	debug "$T/g.img" groups
+	assert_success
+	n=$("$DEBUG" -R super "$T/g.img" | awk '/^Group count:/ { print $3 }')
+	[ "$n" -eq 8 ]
+	[ "${#lines[@]}" -eq $((n + 1)) ]
+	assert_line --index 1 --regexp '^ +0 +0 +1023 '
+	assert_line --index 8 --regexp '^ +7 +7168 +8191 .* ok$'
+}
+
+@test "<INO> names an inode directly" {
+	ino=$(ino_of hello.txt)
+	debug "$IMG" "cat <$ino>"
+	assert_success
+	assert_output "hello, world"
+	debug "$IMG" "stat <2>"
+	assert_line --regexp '^Inode: 2 +Type: directory '
+	dir=$(ino_of dir)
+	debug "$IMG" "cat <$dir>/sub/deep.txt"
+	assert_output "deep"
+	printf 'cd <%s>\npwd\n' "$dir" >"$T/cmds"
+	run "$DEBUG" -f "$T/cmds" "$IMG"
+	assert_output "/dir"
+	debug "$IMG" "stat <999999>"
+	assert_failure 1
+	[[ $stderr == "sufs-debug: stat <999999>: no such inode"* ]]
+}
+
+@test "a read-only session never changes the image" {
+	cp "$IMG" "$T/ro.img"
+	before=$(sha "$T/ro.img")
+	mkdir "$T/out"
+	cat >"$T/cmds" <<-EOF
+	ls -l
+	stat hello.txt
+	cat sparse
+	dump sparse $T/sparse.out
+	rdump / $T/out
+	blocks sparse
+	icheck 1 2 3
+	ncheck 2
+	super
+	groups
+	cd dir
+	pwd
+	EOF
+	run "$DEBUG" -f "$T/cmds" "$T/ro.img"
+	assert_success
+	[ "$(sha "$T/ro.img")" = "$before" ]
+}
+
+@test "-w opens the image for writing and leaves it clean" {
+	cp "$IMG" "$T/rw.img"
+	debug "$T/rw.img" "cat hello.txt"
+	run "$DEBUG" -w -R "cat hello.txt" "$T/rw.img"
+	assert_success
+	assert_output "hello, world"
+	debug "$T/rw.img" super
+	assert_line --regexp '^State: +1 \(clean\)$'
+}
+
+# ---------------------------------------------------------------------------
+# rdump
+
+@test "rdump of a directory makes HOSTDIR/NAME; of the root fills HOSTDIR" {
+	mkdir "$T/a" "$T/b"
+	debug "$IMG" "rdump dir $T/a"
+	assert_success
+	[ -d "$T/a/dir/sub" ]
+	cmp "$SRC/dir/sub/deep.txt" "$T/a/dir/sub/deep.txt"
+	printf 'cd dir/sub\nrdump . %s\n' "$T/b" >"$T/cmds"
+	run "$DEBUG" -f "$T/cmds" "$IMG"
+	assert_success
+	[ -f "$T/b/sub/deep.txt" ]
+	mkdir "$T/c"
+	debug "$IMG" "rdump / $T/c"
+	assert_success
+	diff -r --no-dereference --exclude=fifo "$SRC" "$T/c"
+	[ -p "$T/c/fifo" ]
+}
+
+@test "rdump copies several sources and single files" {
+	mkdir "$T/out"
+	debug "$IMG" "rdump hello.txt dir/sub $T/out"
+	assert_success
+	cmp "$SRC/hello.txt" "$T/out/hello.txt"
+	cmp "$SRC/dir/sub/deep.txt" "$T/out/sub/deep.txt"
+}
+
+@test "rdump needs an existing HOSTDIR and refuses one that is a symlink" {
+	debug "$IMG" "rdump dir $T/missing"
+	assert_failure 1
+	[ "$stderr" = "sufs-debug: rdump $T/missing: No such file or directory" ]
+	mkdir "$T/real"
+	ln -s real "$T/alias"
+	debug "$IMG" "rdump dir $T/alias"
+	assert_failure 1
+	[[ $stderr == *"is a symbolic link"* ]]
+	[ -z "$(ls -A "$T/real")" ]
+}
+
+@test "rdump never overwrites what HOSTDIR already holds" {
+	mkdir "$T/out"
+	printf 'mine\n' >"$T/out/sparse"
+	debug "$IMG" "rdump / $T/out"
+	assert_failure 1
+	[[ $stderr == *"sufs-debug: rdump /sparse: File exists"* ]]
+	[ "$(cat "$T/out/sparse")" = "mine" ]
+	cmp "$SRC/dir/sub/deep.txt" "$T/out/dir/sub/deep.txt"
+}
+
+@test "rdump recreates symlinks that point outside and writes nothing there" {
+	mkdir -p "$T/src/esc/dir" "$T/victim" "$T/out/in"
+	ln -s "$T/victim" "$T/src/esc/abs"
+	ln -s ../../../victim "$T/src/esc/rel"
+	ln -s /etc/passwd "$T/src/esc/passwd"
+	printf 'payload\n' >"$T/src/esc/dir/file"
+	mkimg "$T/esc.img" 16M -d "$T/src"
+	debug "$T/esc.img" "rdump / $T/out/in"
+	assert_success
+	[ "$(readlink "$T/out/in/esc/abs")" = "$T/victim" ]
+	[ "$(readlink "$T/out/in/esc/rel")" = "../../../victim" ]
+	[ "$(readlink "$T/out/in/esc/passwd")" = "/etc/passwd" ]
+	[ -z "$(ls -A "$T/victim")" ]
+}
+
+@test "rdump does not write through a symlink with a directory's name" {
+	# the image holds symlink x1 -> victim, then a directory also named x1
+	mkdir -p "$T/src/x2" "$T/victim" "$T/out"
+	ln -s "$T/victim" "$T/src/x1"
+	printf 'payload\n' >"$T/src/x2/file"
+	mkimg "$T/dup.img" 16M -d "$T/src"
+	patch_dirent "$T/dup.img" / x2 x1
+	debug "$T/dup.img" "ls"
+	[ "$(printf '%s\n' "${lines[@]}" | grep -c '^x1$')" -eq 2 ]
+	debug "$T/dup.img" "rdump / $T/out"
+	assert_failure 1
+	[[ $stderr == *"sufs-debug: rdump /x1: File exists"* ]]
+	[ "$(readlink "$T/out/x1")" = "$T/victim" ]
+	[ -z "$(ls -A "$T/victim")" ]
+}
+
+@test "rdump does not enter a symlink already in HOSTDIR" {
+	mkdir "$T/victim" "$T/out"
+	ln -s "$T/victim" "$T/out/dir"
+	debug "$IMG" "rdump / $T/out"
+	assert_failure 1
+	[[ $stderr == *"sufs-debug: rdump /dir: File exists"* ]]
+	[ -z "$(ls -A "$T/victim")" ]
+	[ "$(readlink "$T/out/dir")" = "$T/victim" ]
+}
+
+@test "rdump and ncheck stop at a directory that loops back to the root" {
+	mkdir -p "$T/src/d/lp" "$T/out"
+	printf 'once\n' >"$T/src/d/file"
+	mkimg "$T/loop.img" 16M -d "$T/src"
+	patch_dirent "$T/loop.img" /d lp lp 2
+	debug "$T/loop.img" "rdump / $T/out"
+	assert_failure 1
+	[[ $stderr == *"sufs-debug: rdump /d/lp: directory inode 2 was already copied"* ]]
+	[ "$(cat "$T/out/d/file")" = "once" ]
+	[ ! -e "$T/out/d/lp" ]
+	debug "$T/loop.img" "ncheck 2"
+	assert_success
+	assert_line "$(printf '2\t/')"
+	assert_line "$(printf '2\t/d/lp')"
+}
+
+@test "rdump never uses an entry named .. from the image" {
+	mkdir -p "$T/src/zz" "$T/out/in"
+	printf 'payload\n' >"$T/src/zz/file"
+	mkimg "$T/dots.img" 16M -d "$T/src"
+	patch_dirent "$T/dots.img" / zz ..
+	debug "$T/dots.img" "rdump / $T/out/in"
+	assert_success
+	[ -z "$(ls -A "$T/out/in")" ]
+	[ "$(ls -A "$T/out")" = "in" ]
+	[ ! -e "$T/file" ]
+}
