@@ -1,0 +1,400 @@
+/*
+ * test_dir.c - directory entries: adding, finding and listing names, growing
+ * a directory block by block, the longest names, and the checks that keep a
+ * malformed block from being trusted.  The directory layer is driven
+ * directly (dir_add and friends); inode numbers in entries need not exist.
+ */
+#include "config.h"
+#include "testutil.h"
+#include "sufs_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#define BS 1024u
+
+/* A new, empty directory "d" in the root of the 1 KiB-block image. */
+static uint32_t new_dir(struct sufs_fs *fs, struct sufs_inode *din)
+{
+	uint32_t ino;
+
+	assert_int_equal(sufs_mkdir(fs, SUFS_ROOT_INO, "d", 1, 0755, NULL, &ino), 0);
+	assert_int_equal(inode_load(fs, ino, din), 0);
+	assert_int_equal(din->size, BS);
+	return ino;
+}
+
+static void add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char *name,
+		uint32_t ino)
+{
+	assert_int_equal(dir_add(fs, dir, din, name, strlen(name), ino, SUFS_FT_REG), 0);
+	assert_int_equal(inode_store(fs, dir, din), 0);
+}
+
+/* What dir_add may change in a directory's inode. */
+static void assert_same_inode(const struct sufs_inode *a, const struct sufs_inode *b)
+{
+	unsigned i;
+
+	assert_int_equal(a->size, b->size);
+	assert_int_equal(a->blocks, b->blocks);
+	assert_int_equal(a->links, b->links);
+	for (i = 0; i < SUFS_NBLOCKS; i++)
+		assert_int_equal(a->block[i], b->block[i]);
+}
+
+static uint32_t lookup(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
+		       const char *name, size_t len)
+{
+	uint32_t ino = 0;
+
+	assert_int_equal(dir_lookup(fs, dir, din, name, len, &ino), 0);
+	return ino;
+}
+
+struct listing {
+	char names[300][SUFS_NAME_MAX + 1];
+	uint32_t ino[300];
+	unsigned ftype[300];
+	unsigned n;
+};
+
+static int list_fn(void *arg, const char *name, size_t len, uint32_t ino, unsigned ftype)
+{
+	struct listing *l = arg;
+
+	assert_true(l->n < 300);
+	memcpy(l->names[l->n], name, len);
+	l->names[l->n][len] = 0;
+	l->ino[l->n] = ino;
+	l->ftype[l->n] = ftype;
+	l->n++;
+	return 0;
+}
+
+static void added_names_are_found_and_listed_in_the_order_they_were_added(void **state)
+{
+	struct sufs_fs *fs = ((struct tfs *)*state)->fs;
+	struct sufs_inode din;
+	uint32_t dir = new_dir(fs, &din), ino;
+	struct listing *l = calloc(1, sizeof(*l));
+
+	assert_non_null(l);
+	add(fs, dir, &din, "alpha", 101);
+	add(fs, dir, &din, "beta", 102);
+	assert_int_equal(dir_add(fs, dir, &din, "gamma", 5, 103, SUFS_FT_DIR), 0);
+	assert_int_equal(lookup(fs, dir, &din, "alpha", 5), 101);
+	assert_int_equal(lookup(fs, dir, &din, "beta", 4), 102);
+	assert_int_equal(lookup(fs, dir, &din, "gamma", 5), 103);
+	assert_int_equal(lookup(fs, dir, &din, ".", 1), dir);
+	assert_int_equal(lookup(fs, dir, &din, "..", 2), SUFS_ROOT_INO);
+	assert_int_equal(dir_lookup(fs, dir, &din, "delta", 5, &ino), -ENOENT);
+	assert_int_equal(dir_lookup(fs, dir, &din, "alph", 4, &ino), -ENOENT);
+	assert_int_equal(dir_lookup(fs, dir, &din, "alphas", 6, &ino), -ENOENT);
+
+	assert_int_equal(dir_iterate(fs, dir, &din, list_fn, l), 0);
+	assert_int_equal(l->n, 5);
+	assert_string_equal(l->names[0], ".");
+	assert_string_equal(l->names[1], "..");
+	assert_string_equal(l->names[2], "alpha");
+	assert_string_equal(l->names[3], "beta");
+	assert_string_equal(l->names[4], "gamma");
+	assert_int_equal(l->ftype[0], SUFS_FT_DIR);
+	assert_int_equal(l->ftype[2], SUFS_FT_REG);
+	assert_int_equal(l->ftype[4], SUFS_FT_DIR);
+	assert_int_equal(l->ino[4], 103);
+	assert_int_equal(din.size, BS);
+	free(l);
+}
+
+static void adding_an_existing_name_fails_with_eexist_and_changes_nothing(void **state)
+{
+	struct sufs_fs *fs = ((struct tfs *)*state)->fs;
+	struct sufs_inode din, before;
+	uint32_t dir = new_dir(fs, &din);
+	uint8_t blk[BS], after[BS];
+	uint64_t pblk;
+
+	add(fs, dir, &din, "same", 200);
+	assert_int_equal(bmap_get(fs, &din, 0, &pblk), 0);
+	assert_int_equal(sufs_block_read(fs, pblk, blk), 0);
+	before = din;
+	assert_int_equal(dir_add(fs, dir, &din, "same", 4, 201, SUFS_FT_REG), -EEXIST);
+	assert_int_equal(dir_add(fs, dir, &din, ".", 1, 201, SUFS_FT_REG), -EEXIST);
+	assert_int_equal(dir_add(fs, dir, &din, "..", 2, 201, SUFS_FT_REG), -EEXIST);
+	assert_same_inode(&din, &before);
+	assert_int_equal(sufs_block_read(fs, pblk, after), 0);
+	assert_memory_equal(after, blk, BS);
+	assert_int_equal(lookup(fs, dir, &din, "same", 4), 200);
+}
+
+static void a_directory_grows_block_by_block_and_every_block_verifies(void **state)
+{
+	struct tfs *t = *state;
+	struct sufs_inode din;
+	uint32_t dir = new_dir(t->fs, &din), i;
+	struct listing *l = calloc(1, sizeof(*l));
+	char name[32];
+	uint8_t blk[BS];
+	uint64_t lblk, pblk;
+	const char *why;
+
+	assert_non_null(l);
+	/* 20-byte names take 32 bytes: 30 fit beside "." and "..", 31 in
+	 * every later block, so 200 names need 7 blocks */
+	for (i = 0; i < 200; i++) {
+		snprintf(name, sizeof(name), "n%019u", i);
+		assert_int_equal(strlen(name), 20);
+		add(t->fs, dir, &din, name, 1000 + i);
+	}
+	assert_int_equal(din.size, 7 * BS);
+	assert_int_equal(din.blocks, 7);
+	for (i = 0; i < 200; i++) {
+		snprintf(name, sizeof(name), "n%019u", i);
+		assert_int_equal(lookup(t->fs, dir, &din, name, 20), 1000 + i);
+	}
+	assert_int_equal(dir_iterate(t->fs, dir, &din, list_fn, l), 0);
+	assert_int_equal(l->n, 202);
+	assert_string_equal(l->names[201], "n0000000000000000199");
+
+	tu_reopen(t, 0);
+	assert_int_equal(inode_load(t->fs, dir, &din), 0);
+	assert_int_equal(din.size, 7 * BS);
+	for (lblk = 0; lblk < 7; lblk++) {
+		assert_int_equal(bmap_get(t->fs, &din, lblk, &pblk), 0);
+		assert_int_not_equal(pblk, 0);
+		assert_int_equal(sufs_dev_read(sufs_get_dev(t->fs), pblk * BS, blk, BS), 0);
+		assert_int_equal(dir_block_check(blk, BS, &why), 0);
+		assert_int_equal(get32(blk + BS - 8), DIR_TAIL_MAGIC);
+		assert_int_equal(get32(blk + BS - 4), sufs_dirblock_csum(blk, BS, pblk));
+	}
+	assert_int_equal(lookup(t->fs, dir, &din, "n0000000000000000123", 20), 1123);
+	free(l);
+}
+
+static void names_of_255_bytes_are_kept_whole(void **state)
+{
+	struct sufs_fs *fs = ((struct tfs *)*state)->fs;
+	struct sufs_inode din;
+	uint32_t dir = new_dir(fs, &din), i, k;
+	struct listing *l = calloc(1, sizeof(*l));
+	char name[4][SUFS_NAME_MAX + 1];
+
+	assert_non_null(l);
+	for (k = 0; k < 4; k++) {
+		for (i = 0; i < SUFS_NAME_MAX; i++)
+			name[k][i] = (char)('a' + (i + k) % 26);
+		name[k][SUFS_NAME_MAX] = 0;
+		add(fs, dir, &din, name[k], 300 + k);
+	}
+	/* 264 bytes each: three fit in the first 1 KiB block, the fourth does not */
+	assert_int_equal(din.size, 2 * BS);
+	for (k = 0; k < 4; k++)
+		assert_int_equal(lookup(fs, dir, &din, name[k], SUFS_NAME_MAX), 300 + k);
+	assert_int_equal(dir_iterate(fs, dir, &din, list_fn, l), 0);
+	assert_int_equal(l->n, 6);
+	for (k = 0; k < 4; k++)
+		assert_string_equal(l->names[2 + k], name[k]);
+	free(l);
+}
+
+static void a_name_of_256_bytes_is_too_long(void **state)
+{
+	struct sufs_fs *fs = ((struct tfs *)*state)->fs;
+	struct sufs_inode din, before;
+	uint32_t dir = new_dir(fs, &din), ino;
+	char name[SUFS_NAME_MAX + 2];
+
+	memset(name, 'x', sizeof(name));
+	before = din;
+	assert_int_equal(dir_add(fs, dir, &din, name, SUFS_NAME_MAX + 1, 9, SUFS_FT_REG),
+			 -ENAMETOOLONG);
+	assert_same_inode(&din, &before);
+	assert_int_equal(sufs_lookup(fs, dir, name, SUFS_NAME_MAX + 1, &ino), -ENAMETOOLONG);
+}
+
+static void names_that_are_empty_or_hold_a_slash_or_nul_are_refused(void **state)
+{
+	struct sufs_fs *fs = ((struct tfs *)*state)->fs;
+	struct sufs_inode din;
+	uint32_t dir = new_dir(fs, &din);
+
+	assert_int_equal(dir_add(fs, dir, &din, "", 0, 9, SUFS_FT_REG), -EINVAL);
+	assert_int_equal(dir_add(fs, dir, &din, "a/b", 3, 9, SUFS_FT_REG), -EINVAL);
+	assert_int_equal(dir_add(fs, dir, &din, "a\0b", 3, 9, SUFS_FT_REG), -EINVAL);
+}
+
+static void adding_to_a_file_fails_with_enotdir(void **state)
+{
+	struct sufs_fs *fs = ((struct tfs *)*state)->fs;
+	struct sufs_inode fin;
+	uint32_t file, ino;
+
+	assert_int_equal(sufs_create(fs, SUFS_ROOT_INO, "f", 1, 0644, NULL, &file), 0);
+	assert_int_equal(inode_load(fs, file, &fin), 0);
+	assert_int_equal(dir_add(fs, file, &fin, "x", 1, 9, SUFS_FT_REG), -ENOTDIR);
+	assert_int_equal(dir_lookup(fs, file, &fin, "x", 1, &ino), -ENOTDIR);
+}
+
+/* ---- dir_block_check -------------------------------------------------------------- */
+
+static void put_dirent(uint8_t *blk, uint32_t off, uint32_t ino, uint16_t reclen,
+		       const char *name)
+{
+	put32(blk + off + DE_INO, ino);
+	put16(blk + off + DE_RECLEN, reclen);
+	blk[off + DE_NAMELEN] = (uint8_t)strlen(name);
+	blk[off + DE_FTYPE] = SUFS_FT_REG;
+	memcpy(blk + off + DE_NAME, name, strlen(name));
+}
+
+/* "abc" (16 bytes) then "defg" up to the tail. */
+static void good_block(uint8_t *blk)
+{
+	memset(blk, 0, BS);
+	put_dirent(blk, 0, 5, 16, "abc");
+	put_dirent(blk, 16, 6, BS - 8 - 16, "defg");
+}
+
+static void expect_malformed(const uint8_t *blk, const char *what)
+{
+	const char *why = NULL;
+
+	if (dir_block_check(blk, BS, &why) != -SUFS_ECORRUPT)
+		fail_msg("a block with %s was accepted", what);
+	assert_non_null(why);
+}
+
+static void dir_block_check_accepts_entries_that_tile_the_block(void **state)
+{
+	uint8_t blk[BS];
+	const char *why = NULL;
+
+	(void)state;
+	good_block(blk);
+	assert_int_equal(dir_block_check(blk, BS, &why), 0);
+	/* a free slot's name is not looked at */
+	put32(blk + 16 + DE_INO, 0);
+	blk[16 + DE_NAMELEN] = 0;
+	blk[16 + DE_NAME] = '/';
+	assert_int_equal(dir_block_check(blk, BS, &why), 0);
+	/* the tail is not an entry */
+	memset(blk + BS - 8, 0xff, 8);
+	assert_int_equal(dir_block_check(blk, BS, &why), 0);
+}
+
+static void dir_block_check_rejects_each_kind_of_malformed_entry(void **state)
+{
+	uint8_t blk[BS];
+
+	(void)state;
+	good_block(blk);
+	put16(blk + DE_RECLEN, 0);
+	expect_malformed(blk, "rec_len 0");
+
+	good_block(blk);
+	put16(blk + DE_RECLEN, 4);
+	expect_malformed(blk, "rec_len shorter than a header");
+
+	good_block(blk);
+	put16(blk + DE_RECLEN, 20);
+	expect_malformed(blk, "rec_len not a multiple of 8");
+
+	good_block(blk);
+	put16(blk + 16 + DE_RECLEN, BS - 16);
+	expect_malformed(blk, "rec_len crossing into the tail");
+
+	good_block(blk);
+	put16(blk + 16 + DE_RECLEN, 0xfff8);
+	expect_malformed(blk, "rec_len crossing the end of the block");
+
+	good_block(blk);
+	put16(blk + 16 + DE_RECLEN, BS - 8 - 16 - 8);
+	expect_malformed(blk, "entries ending short of the tail");
+
+	good_block(blk);
+	blk[DE_NAMELEN] = 9;        /* needs 24 bytes, rec_len is 16 */
+	expect_malformed(blk, "name_len bigger than rec_len");
+
+	good_block(blk);
+	blk[16 + DE_NAMELEN] = 255;
+	put16(blk + 16 + DE_RECLEN, 256);
+	put_dirent(blk, 16 + 256, 0, BS - 8 - 16 - 256, "");
+	expect_malformed(blk, "name_len 255 in a 256-byte record");
+
+	good_block(blk);
+	blk[DE_NAMELEN] = 0;
+	expect_malformed(blk, "a live entry without a name");
+
+	good_block(blk);
+	blk[DE_NAME + 1] = '/';
+	expect_malformed(blk, "'/' in a name");
+
+	good_block(blk);
+	blk[16 + DE_NAME + 3] = 0;
+	expect_malformed(blk, "NUL in a name");
+}
+
+static void a_malformed_block_on_disk_fails_lookups_as_corrupt(void **state)
+{
+	struct tfs *t = *state;
+	struct sufs_inode din;
+	uint32_t dir = new_dir(t->fs, &din), ino;
+	uint8_t blk[BS];
+	uint64_t pblk;
+
+	add(t->fs, dir, &din, "x", 9);
+	assert_int_equal(bmap_get(t->fs, &din, 0, &pblk), 0);
+	tu_close(t);
+	{
+		struct sufs_dev *dev;
+		assert_int_equal(sufs_dev_open(t->path, SUFS_DEV_RDWR, &dev), 0);
+		assert_int_equal(sufs_dev_read(dev, pblk * BS, blk, BS), 0);
+		/* ".." swallows the rest of the block and beyond; checksum kept valid */
+		put16(blk + 16 + DE_RECLEN, (uint16_t)(BS + 64));
+		sufs_dirblock_seal(blk, BS, pblk);
+		assert_int_equal(sufs_dev_write(dev, pblk * BS, blk, BS), 0);
+		sufs_dev_close(dev);
+	}
+	tu_reopen(t, 0);
+	assert_int_equal(inode_load(t->fs, dir, &din), 0);
+	assert_int_equal(dir_lookup(t->fs, dir, &din, "x", 1, &ino), -SUFS_ECORRUPT);
+	assert_int_equal(sufs_lookup(t->fs, dir, "x", 1, &ino), -SUFS_ECORRUPT);
+}
+
+static void a_hole_or_a_ragged_size_in_a_directory_is_corruption(void **state)
+{
+	struct sufs_fs *fs = ((struct tfs *)*state)->fs;
+	struct sufs_inode din, bad;
+	uint32_t dir = new_dir(fs, &din), ino;
+
+	bad = din;
+	bad.size = 2 * BS;      /* block 1 is a hole */
+	assert_int_equal(dir_lookup(fs, dir, &bad, "nope", 4, &ino), -SUFS_ECORRUPT);
+	bad = din;
+	bad.size = BS + 100;
+	assert_int_equal(dir_lookup(fs, dir, &bad, ".", 1, &ino), -SUFS_ECORRUPT);
+	assert_int_equal(dir_add(fs, dir, &bad, "new", 3, 9, SUFS_FT_REG), -SUFS_ECORRUPT);
+}
+
+#define T1(f) cmocka_unit_test_setup_teardown(f, tu_setup_1k, tu_teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T1(added_names_are_found_and_listed_in_the_order_they_were_added),
+		T1(adding_an_existing_name_fails_with_eexist_and_changes_nothing),
+		T1(a_directory_grows_block_by_block_and_every_block_verifies),
+		T1(names_of_255_bytes_are_kept_whole),
+		T1(a_name_of_256_bytes_is_too_long),
+		T1(names_that_are_empty_or_hold_a_slash_or_nul_are_refused),
+		T1(adding_to_a_file_fails_with_enotdir),
+		cmocka_unit_test(dir_block_check_accepts_entries_that_tile_the_block),
+		cmocka_unit_test(dir_block_check_rejects_each_kind_of_malformed_entry),
+		T1(a_malformed_block_on_disk_fails_lookups_as_corrupt),
+		T1(a_hole_or_a_ragged_size_in_a_directory_is_corruption),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1146 @@
+/*
+ * test_ops.c - the file-system operations as a program sees them: making
+ * names of every kind, reading and writing, attributes, path resolution,
+ * the error codes, running out of blocks and inodes, persistence across a
+ * close, and reproducible images.
+ */
+#include "config.h"
+#include "testutil.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The clock the operations run with (mkfs used TU_TIME_SEC). */
+#define NOW_SEC  (TU_TIME_SEC + 1000)
+#define NOW_NSEC 42u
+
+static const struct sufs_cred user = { 1000, 100 };
+
+/* The 16 MiB, 4 KiB-block image, open for writing, clock fixed at NOW. */
+static int setup(void **state)
+{
+	struct tfs *t;
+
+	if (tu_setup_4k(state))
+		return -1;
+	t = *state;
+	sufs_set_clock(t->fs, NOW_SEC, NOW_NSEC);
+	return 0;
+}
+
+/* Replace the test's image by a small one with 1 KiB blocks. */
+static void remake_small(struct tfs *t, uint64_t bytes, uint32_t inodes)
+{
+	struct sufs_mkfs_opts o;
+
+	tu_destroy(t);
+	tu_default_opts(&o, 1024);
+	o.inodes = inodes;
+	tu_make_opts(t, bytes, &o);
+	tu_reopen(t, SUFS_OPEN_RDWR);
+	sufs_set_clock(t->fs, NOW_SEC, NOW_NSEC);
+}
+
+static struct sufs_fs *fs_of(void **state)
+{
+	return ((struct tfs *)*state)->fs;
+}
+
+static uint32_t create(struct sufs_fs *fs, uint32_t dir, const char *name)
+{
+	uint32_t ino = 0;
+
+	assert_int_equal(sufs_create(fs, dir, name, strlen(name), 0644, &user, &ino), 0);
+	return ino;
+}
+
+static uint32_t mkdir_(struct sufs_fs *fs, uint32_t dir, const char *name)
+{
+	uint32_t ino = 0;
+
+	assert_int_equal(sufs_mkdir(fs, dir, name, strlen(name), 0755, &user, &ino), 0);
+	return ino;
+}
+
+static uint32_t symlink_(struct sufs_fs *fs, uint32_t dir, const char *name, const char *target)
+{
+	uint32_t ino = 0;
+
+	assert_int_equal(sufs_symlink(fs, dir, name, strlen(name), target, &user, &ino), 0);
+	return ino;
+}
+
+static uint32_t lookup(struct sufs_fs *fs, uint32_t dir, const char *name)
+{
+	uint32_t ino = 0;
+
+	assert_int_equal(sufs_lookup(fs, dir, name, strlen(name), &ino), 0);
+	return ino;
+}
+
+static int namei(struct sufs_fs *fs, uint32_t cwd, const char *path, int follow, uint32_t *ino)
+{
+	*ino = 0;
+	return sufs_namei(fs, cwd, path, follow, ino);
+}
+
+static uint32_t resolve(struct sufs_fs *fs, uint32_t cwd, const char *path)
+{
+	uint32_t ino;
+	int rc = namei(fs, cwd, path, 1, &ino);
+
+	if (rc)
+		fail_msg("\"%s\": %s", path, sufs_strerror(rc));
+	return ino;
+}
+
+static struct sufs_stat stat_(struct sufs_fs *fs, uint32_t ino)
+{
+	struct sufs_stat st;
+
+	assert_int_equal(sufs_stat(fs, ino, &st), 0);
+	return st;
+}
+
+static void write_pattern(struct sufs_fs *fs, uint32_t ino, uint64_t off, size_t len,
+			  uint32_t seed)
+{
+	uint8_t *buf = malloc(len);
+
+	assert_non_null(buf);
+	tu_pattern_fill(buf, len, seed, off);
+	assert_int_equal(sufs_write(fs, ino, off, buf, len), 0);
+	free(buf);
+}
+
+static void assert_pattern(struct sufs_fs *fs, uint32_t ino, uint64_t off, size_t len,
+			   uint32_t seed)
+{
+	uint8_t *buf = malloc(len);
+	size_t done = 0;
+	long bad;
+
+	assert_non_null(buf);
+	assert_int_equal(sufs_read(fs, ino, off, buf, len, &done), 0);
+	assert_int_equal(done, len);
+	bad = tu_pattern_check(buf, len, seed, off);
+	if (bad >= 0)
+		fail_msg("inode %u: byte %llu differs", ino, (unsigned long long)(off + (uint64_t)bad));
+	free(buf);
+}
+
+static void assert_readlink(struct sufs_fs *fs, uint32_t ino, const char *target)
+{
+	char buf[4096];
+	size_t len = 0;
+
+	assert_int_equal(sufs_readlink(fs, ino, buf, sizeof(buf), &len), 0);
+	assert_int_equal(len, strlen(target));
+	assert_memory_equal(buf, target, len);
+}
+
+/* ---- making names ------------------------------------------------------------ */
+
+static void create_makes_an_empty_file_with_mode_owner_and_the_current_time(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t ino = create(fs, SUFS_ROOT_INO, "file");
+	struct sufs_stat st = stat_(fs, ino), root = stat_(fs, SUFS_ROOT_INO);
+
+	assert_int_equal(st.ino, ino);
+	assert_true(ino >= SUFS_FIRST_INO);
+	assert_int_equal(st.mode, S_IFREG | 0644);
+	assert_int_equal(st.links, 1);
+	assert_int_equal(st.uid, 1000);
+	assert_int_equal(st.gid, 100);
+	assert_int_equal(st.size, 0);
+	assert_int_equal(st.blocks, 0);
+	assert_int_equal(st.atime, NOW_SEC);
+	assert_int_equal(st.mtime, NOW_SEC);
+	assert_int_equal(st.ctime, NOW_SEC);
+	assert_int_equal(st.crtime, NOW_SEC);
+	assert_int_equal(st.mtime_ns, NOW_NSEC);
+	assert_int_equal(st.crtime_ns, NOW_NSEC);
+	assert_int_equal(lookup(fs, SUFS_ROOT_INO, "file"), ino);
+	/* the directory changed: its times move, its link count does not */
+	assert_int_equal(root.mtime, NOW_SEC);
+	assert_int_equal(root.ctime, NOW_SEC);
+	assert_int_equal(root.links, 2);
+}
+
+static void create_without_credentials_belongs_to_root_and_keeps_special_bits(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t ino;
+	struct sufs_stat st;
+
+	assert_int_equal(sufs_create(fs, SUFS_ROOT_INO, "s", 1, S_IFREG | 07755, NULL, &ino), 0);
+	st = stat_(fs, ino);
+	assert_int_equal(st.mode, S_IFREG | 07755);
+	assert_int_equal(st.uid, 0);
+	assert_int_equal(st.gid, 0);
+	assert_int_equal(sufs_create(fs, SUFS_ROOT_INO, "t", 1, S_IFDIR | 0755, NULL, &ino),
+			 -EINVAL);
+}
+
+static void mkdir_makes_dot_and_dotdot_and_raises_the_parents_link_count(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t a = mkdir_(fs, SUFS_ROOT_INO, "a");
+	uint32_t b = mkdir_(fs, a, "b");
+	struct sufs_stat st = stat_(fs, a);
+
+	assert_int_equal(st.mode, S_IFDIR | 0755);
+	assert_int_equal(st.links, 3);          /* its entry, its ".", b's ".." */
+	assert_int_equal(st.size, 4096);
+	assert_int_equal(st.blocks, 1);
+	assert_int_equal(stat_(fs, b).links, 2);
+	assert_int_equal(stat_(fs, SUFS_ROOT_INO).links, 3);
+	assert_int_equal(lookup(fs, a, "."), a);
+	assert_int_equal(lookup(fs, a, ".."), SUFS_ROOT_INO);
+	assert_int_equal(lookup(fs, b, ".."), a);
+	assert_int_equal(lookup(fs, SUFS_ROOT_INO, ".."), SUFS_ROOT_INO);
+}
+
+static void mknod_keeps_device_numbers_and_makes_fifos_and_sockets(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t chr, blk, fifo, sock, ino;
+	struct sufs_stat st;
+
+	assert_int_equal(sufs_mknod(fs, SUFS_ROOT_INO, "tty", 3, S_IFCHR | 0620, 4, 64, &user,
+				    &chr), 0);
+	assert_int_equal(sufs_mknod(fs, SUFS_ROOT_INO, "sda", 3, S_IFBLK | 0660, 8, 0x12345,
+				    NULL, &blk), 0);
+	assert_int_equal(sufs_mknod(fs, SUFS_ROOT_INO, "p", 1, S_IFIFO | 0600, 9, 9, NULL, &fifo),
+			 0);
+	assert_int_equal(sufs_mknod(fs, SUFS_ROOT_INO, "s", 1, S_IFSOCK | 0777, 0, 0, NULL,
+				    &sock), 0);
+	st = stat_(fs, chr);
+	assert_int_equal(st.mode, S_IFCHR | 0620);
+	assert_int_equal(st.rdev_major, 4);
+	assert_int_equal(st.rdev_minor, 64);
+	assert_int_equal(st.uid, 1000);
+	st = stat_(fs, blk);
+	assert_int_equal(st.mode, S_IFBLK | 0660);
+	assert_int_equal(st.rdev_major, 8);
+	assert_int_equal(st.rdev_minor, 0x12345);
+	st = stat_(fs, fifo);
+	assert_int_equal(st.mode, S_IFIFO | 0600);
+	assert_int_equal(st.rdev_major, 0);     /* only devices have numbers */
+	assert_int_equal(st.size, 0);
+	assert_int_equal(stat_(fs, sock).mode, S_IFSOCK | 0777);
+	assert_int_equal(sufs_mknod(fs, SUFS_ROOT_INO, "d", 1, S_IFDIR | 0755, 0, 0, NULL, &ino),
+			 -EINVAL);
+	assert_int_equal(sufs_mknod(fs, SUFS_ROOT_INO, "l", 1, S_IFLNK | 0777, 0, 0, NULL, &ino),
+			 -EINVAL);
+	assert_int_equal(sufs_lookup(fs, SUFS_ROOT_INO, "d", 1, &ino), -ENOENT);
+}
+
+static void a_symlink_of_up_to_120_bytes_lives_in_its_inode(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	char target[SUFS_FAST_SYMLINK_MAX + 1];
+	uint32_t ino, one;
+	struct sufs_stat st;
+	uint64_t pblk = 1;
+	unsigned i;
+
+	for (i = 0; i < SUFS_FAST_SYMLINK_MAX; i++)
+		target[i] = (char)('A' + i % 26);
+	target[SUFS_FAST_SYMLINK_MAX] = 0;
+	ino = symlink_(fs, SUFS_ROOT_INO, "fast", target);
+	st = stat_(fs, ino);
+	assert_int_equal(st.mode, S_IFLNK | 0777);
+	assert_int_equal(st.size, SUFS_FAST_SYMLINK_MAX);
+	assert_int_equal(st.blocks, 0);
+	assert_int_equal(sufs_bmap(fs, ino, 0, &pblk), 0);
+	assert_int_equal(pblk, 0);
+	assert_readlink(fs, ino, target);
+	one = symlink_(fs, SUFS_ROOT_INO, "one", "x");
+	assert_readlink(fs, one, "x");
+	assert_int_equal(stat_(fs, one).size, 1);
+}
+
+static void a_longer_symlink_keeps_its_target_in_one_block(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	char target[4097];
+	uint32_t ino, max;
+	struct sufs_stat st;
+	uint64_t pblk = 0;
+	size_t len = 0;
+	char small[10];
+
+	memset(target, 'b', SUFS_FAST_SYMLINK_MAX + 1);
+	target[SUFS_FAST_SYMLINK_MAX + 1] = 0;
+	ino = symlink_(fs, SUFS_ROOT_INO, "slow", target);
+	st = stat_(fs, ino);
+	assert_int_equal(st.size, SUFS_FAST_SYMLINK_MAX + 1);
+	assert_int_equal(st.blocks, 1);
+	assert_int_equal(sufs_bmap(fs, ino, 0, &pblk), 0);
+	assert_int_not_equal(pblk, 0);
+	assert_readlink(fs, ino, target);
+
+	/* the longest target: 4095 bytes, one less than a path's limit */
+	memset(target, 'c', sizeof(target) - 1);
+	target[sizeof(target) - 1] = 0;
+	max = symlink_(fs, SUFS_ROOT_INO, "max", target + 1);
+	assert_readlink(fs, max, target + 1);
+	assert_int_equal(sufs_symlink(fs, SUFS_ROOT_INO, "long", 4, target, NULL, &ino),
+			 -ENAMETOOLONG);
+	assert_int_equal(sufs_symlink(fs, SUFS_ROOT_INO, "empty", 5, "", NULL, &ino), -ENOENT);
+
+	/* a short buffer gets the start of the target */
+	assert_int_equal(sufs_readlink(fs, max, small, sizeof(small), &len), 0);
+	assert_int_equal(len, sizeof(small));
+	assert_memory_equal(small, "cccccccccc", sizeof(small));
+	assert_int_equal(sufs_readlink(fs, SUFS_ROOT_INO, small, sizeof(small), &len), -EINVAL);
+}
+
+static void link_adds_a_name_and_raises_the_link_count(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t f = create(fs, SUFS_ROOT_INO, "f");
+	uint32_t d = mkdir_(fs, SUFS_ROOT_INO, "d");
+
+	assert_int_equal(sufs_link(fs, f, d, "g", 1), 0);
+	assert_int_equal(lookup(fs, d, "g"), f);
+	assert_int_equal(stat_(fs, f).links, 2);
+	assert_int_equal(sufs_link(fs, f, SUFS_ROOT_INO, "f2", 2), 0);
+	assert_int_equal(stat_(fs, f).links, 3);
+	assert_int_equal(sufs_link(fs, f, d, "g", 1), -EEXIST);
+	assert_int_equal(stat_(fs, f).links, 3);
+	assert_int_equal(sufs_link(fs, d, SUFS_ROOT_INO, "d2", 2), -EPERM);
+	assert_int_equal(stat_(fs, d).links, 2);
+}
+
+/* ---- contents and attributes ------------------------------------------------- */
+
+static void written_bytes_read_back_across_blocks_and_holes(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t ino = create(fs, SUFS_ROOT_INO, "data");
+	uint8_t buf[200];
+	size_t done = 99;
+	unsigned i;
+
+	write_pattern(fs, ino, 5000, 100000, 1);
+	assert_int_equal(stat_(fs, ino).size, 105000);
+	assert_pattern(fs, ino, 5000, 100000, 1);
+	/* the first 4096 bytes were never written: a hole */
+	assert_int_equal(sufs_read(fs, ino, 0, buf, sizeof(buf), &done), 0);
+	assert_int_equal(done, sizeof(buf));
+	for (i = 0; i < sizeof(buf); i++)
+		assert_int_equal(buf[i], 0);
+	assert_int_equal(stat_(fs, ino).blocks, 25 + 1); /* blocks 1-25, one indirect */
+
+	/* an overwrite in the middle leaves its neighbours */
+	write_pattern(fs, ino, 50000, 10, 2);
+	assert_pattern(fs, ino, 50000, 10, 2);
+	assert_pattern(fs, ino, 5000, 45000, 1);
+	assert_pattern(fs, ino, 50010, 55000 - 10, 1);
+	assert_int_equal(stat_(fs, ino).size, 105000);
+
+	/* reads stop at the end of the file */
+	assert_int_equal(sufs_read(fs, ino, 105000 - 10, buf, sizeof(buf), &done), 0);
+	assert_int_equal(done, 10);
+	assert_int_equal(tu_pattern_check(buf, 10, 1, 105000 - 10), -1);
+	assert_int_equal(sufs_read(fs, ino, 105000, buf, sizeof(buf), &done), 0);
+	assert_int_equal(done, 0);
+	assert_int_equal(sufs_read(fs, ino, 1 << 30, buf, sizeof(buf), &done), 0);
+	assert_int_equal(done, 0);
+}
+
+static void a_write_of_nothing_changes_nothing(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t ino = create(fs, SUFS_ROOT_INO, "z");
+
+	assert_int_equal(sufs_write(fs, ino, 1 << 20, "", 0), 0);
+	assert_int_equal(stat_(fs, ino).size, 0);
+	assert_int_equal(stat_(fs, ino).blocks, 0);
+}
+
+static void setattr_changes_what_its_mask_names_and_the_change_time(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t ino = create(fs, SUFS_ROOT_INO, "f");
+	struct sufs_setattr sa = { 0 };
+	struct sufs_stat st;
+
+	sufs_set_clock(fs, NOW_SEC + 60, 7);
+	sa.mask = SUFS_SET_MODE | SUFS_SET_UID | SUFS_SET_GID | SUFS_SET_ATIME | SUFS_SET_MTIME;
+	sa.mode = S_IFDIR | 04711;      /* only the permission bits are taken */
+	sa.uid = 5;
+	sa.gid = 6;
+	sa.atime = 1000;
+	sa.atime_ns = 1;
+	sa.mtime = -2000;
+	sa.mtime_ns = 999999999;
+	assert_int_equal(sufs_setattr(fs, ino, &sa), 0);
+	st = stat_(fs, ino);
+	assert_int_equal(st.mode, S_IFREG | 04711);
+	assert_int_equal(st.uid, 5);
+	assert_int_equal(st.gid, 6);
+	assert_int_equal(st.atime, 1000);
+	assert_int_equal(st.atime_ns, 1);
+	assert_int_equal(st.mtime, -2000);
+	assert_int_equal(st.mtime_ns, 999999999);
+	assert_int_equal(st.ctime, NOW_SEC + 60);
+	assert_int_equal(st.ctime_ns, 7);
+	assert_int_equal(st.crtime, NOW_SEC);
+
+	sa.mask = SUFS_SET_CTIME;
+	sa.ctime = 77;
+	sa.ctime_ns = 0;
+	assert_int_equal(sufs_setattr(fs, ino, &sa), 0);
+	assert_int_equal(stat_(fs, ino).ctime, 77);
+	assert_int_equal(stat_(fs, ino).uid, 5);
+}
+
+static void setattr_grows_a_file_with_a_hole_and_refuses_to_shrink_it(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t ino = create(fs, SUFS_ROOT_INO, "f");
+	uint32_t d = mkdir_(fs, SUFS_ROOT_INO, "d");
+	uint32_t l = symlink_(fs, SUFS_ROOT_INO, "l", "f");
+	struct sufs_setattr sa = { .mask = SUFS_SET_SIZE, .size = 1 << 20 };
+	uint8_t buf[16];
+	size_t done;
+	unsigned i;
+
+	write_pattern(fs, ino, 0, 100, 3);
+	assert_int_equal(sufs_setattr(fs, ino, &sa), 0);
+	assert_int_equal(stat_(fs, ino).size, 1 << 20);
+	assert_int_equal(stat_(fs, ino).blocks, 1);
+	assert_int_equal(sufs_read(fs, ino, (1 << 20) - 16, buf, 16, &done), 0);
+	assert_int_equal(done, 16);
+	for (i = 0; i < 16; i++)
+		assert_int_equal(buf[i], 0);
+	assert_pattern(fs, ino, 0, 100, 3);
+
+	sa.size = 100;
+	assert_int_equal(sufs_setattr(fs, ino, &sa), -EOPNOTSUPP);
+	assert_int_equal(stat_(fs, ino).size, 1 << 20);
+	assert_int_equal(sufs_setattr(fs, d, &sa), -EISDIR);
+	assert_int_equal(sufs_setattr(fs, l, &sa), -EINVAL);
+}
+
+static void setattr_refuses_nanoseconds_of_a_whole_second_and_changes_nothing(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t ino = create(fs, SUFS_ROOT_INO, "f");
+	struct sufs_setattr sa = { .mask = SUFS_SET_UID | SUFS_SET_MTIME, .uid = 9,
+				   .mtime = 5, .mtime_ns = 1000000000u };
+
+	assert_int_equal(sufs_setattr(fs, ino, &sa), -EINVAL);
+	assert_int_equal(stat_(fs, ino).uid, 1000);
+	assert_int_equal(stat_(fs, ino).mtime, NOW_SEC);
+}
+
+static void stat_of_an_unused_or_impossible_inode_fails(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	struct sufs_stat st;
+
+	assert_int_equal(sufs_stat(fs, 50, &st), -ENOENT);
+	assert_int_equal(sufs_stat(fs, 0, &st), -EINVAL);
+	assert_int_equal(sufs_stat(fs, sufs_get_super(fs)->inodes_count + 1, &st), -EINVAL);
+}
+
+/* ---- paths ---------------------------------------------------------------------- */
+
+struct tree {
+	uint32_t a, b, c, file, rel, abs, up, loop1, self;
+};
+
+/*
+ * /a/b/c           a file
+ * /a/rel -> b      relative symlink
+ * /a/up -> ..      up to the root
+ * /abs -> /a/b     absolute symlink
+ * /file
+ * /loop1 -> loop2, /loop2 -> loop1, /self -> self/x, /dangling -> /nope
+ */
+static void make_tree(struct sufs_fs *fs, struct tree *t)
+{
+	t->a = mkdir_(fs, SUFS_ROOT_INO, "a");
+	t->b = mkdir_(fs, t->a, "b");
+	t->c = create(fs, t->b, "c");
+	t->rel = symlink_(fs, t->a, "rel", "b");
+	t->up = symlink_(fs, t->a, "up", "..");
+	t->abs = symlink_(fs, SUFS_ROOT_INO, "abs", "/a/b");
+	t->file = create(fs, SUFS_ROOT_INO, "file");
+	t->loop1 = symlink_(fs, SUFS_ROOT_INO, "loop1", "loop2");
+	symlink_(fs, SUFS_ROOT_INO, "loop2", "loop1");
+	t->self = symlink_(fs, SUFS_ROOT_INO, "self", "self/x");
+	symlink_(fs, SUFS_ROOT_INO, "dangling", "/nope");
+}
+
+static void namei_resolves_absolute_relative_and_dotdot_paths(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	struct tree t;
+
+	make_tree(fs, &t);
+	assert_int_equal(resolve(fs, t.file, "/"), SUFS_ROOT_INO);
+	assert_int_equal(resolve(fs, t.b, "/a/b/c"), t.c);
+	assert_int_equal(resolve(fs, SUFS_ROOT_INO, "a/b/c"), t.c);
+	assert_int_equal(resolve(fs, t.a, "b/c"), t.c);
+	assert_int_equal(resolve(fs, t.b, "c"), t.c);
+	assert_int_equal(resolve(fs, t.b, "./c"), t.c);
+	assert_int_equal(resolve(fs, t.b, "."), t.b);
+	assert_int_equal(resolve(fs, t.b, ".."), t.a);
+	assert_int_equal(resolve(fs, t.b, "../../a/./b/../b/c"), t.c);
+	assert_int_equal(resolve(fs, t.b, "/a/b/.."), t.a);
+	assert_int_equal(resolve(fs, t.b, "/.."), SUFS_ROOT_INO);
+	assert_int_equal(resolve(fs, t.b, "/../../a"), t.a);
+	assert_int_equal(resolve(fs, t.b, "//a///b/"), t.b);
+}
+
+static void namei_follows_symlinks_in_the_middle_and_at_the_end_only_when_asked(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	struct tree t;
+	uint32_t ino;
+
+	make_tree(fs, &t);
+	assert_int_equal(resolve(fs, SUFS_ROOT_INO, "/a/rel/c"), t.c);
+	assert_int_equal(resolve(fs, t.a, "rel/c"), t.c);
+	assert_int_equal(resolve(fs, t.b, "/abs/c"), t.c);
+	assert_int_equal(resolve(fs, t.b, "/a/up/a/up/abs/../b/c"), t.c);
+	assert_int_equal(resolve(fs, SUFS_ROOT_INO, "/a/rel/"), t.b);
+
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/abs", 0, &ino), 0);
+	assert_int_equal(ino, t.abs);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/abs", 1, &ino), 0);
+	assert_int_equal(ino, t.b);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/a/rel", 0, &ino), 0);
+	assert_int_equal(ino, t.rel);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/a/up", 1, &ino), 0);
+	assert_int_equal(ino, SUFS_ROOT_INO);
+}
+
+static void namei_reports_eloop_enotdir_and_enoent(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	struct tree t;
+	uint32_t ino;
+	char longname[SUFS_NAME_MAX + 3];
+
+	make_tree(fs, &t);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/loop1", 1, &ino), -ELOOP);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/loop1/x", 0, &ino), -ELOOP);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/self", 1, &ino), -ELOOP);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/loop1", 0, &ino), 0);
+	assert_int_equal(ino, t.loop1);
+
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/file/x", 1, &ino), -ENOTDIR);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/a/b/c/d", 1, &ino), -ENOTDIR);
+	assert_int_equal(namei(fs, t.file, "x", 1, &ino), -ENOTDIR);
+
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/nope", 1, &ino), -ENOENT);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/a/nope/c", 1, &ino), -ENOENT);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/dangling", 1, &ino), -ENOENT);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "", 1, &ino), -ENOENT);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/dangling", 0, &ino), 0);
+
+	memset(longname, 'n', sizeof(longname));
+	longname[0] = '/';
+	longname[sizeof(longname) - 1] = 0;
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, longname, 1, &ino), -ENAMETOOLONG);
+}
+
+static void namei_parent_splits_off_the_last_component(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	struct tree t;
+	const char *name;
+	const char *path;
+	size_t len;
+	uint32_t dir;
+
+	make_tree(fs, &t);
+	path = "/a/b/new";
+	assert_int_equal(sufs_namei_parent(fs, SUFS_ROOT_INO, path, &dir, &name, &len), 0);
+	assert_int_equal(dir, t.b);
+	assert_ptr_equal(name, path + 5);
+	assert_int_equal(len, 3);
+	path = "/abs/new/";
+	assert_int_equal(sufs_namei_parent(fs, SUFS_ROOT_INO, path, &dir, &name, &len), 0);
+	assert_int_equal(dir, t.b);
+	assert_int_equal(len, 3);
+	assert_memory_equal(name, "new", 3);
+	assert_int_equal(sufs_namei_parent(fs, t.a, "x", &dir, &name, &len), 0);
+	assert_int_equal(dir, t.a);
+	assert_int_equal(sufs_namei_parent(fs, t.a, "/x", &dir, &name, &len), 0);
+	assert_int_equal(dir, SUFS_ROOT_INO);
+	assert_int_equal(sufs_namei_parent(fs, SUFS_ROOT_INO, "/", &dir, &name, &len), -EINVAL);
+	assert_int_equal(sufs_namei_parent(fs, SUFS_ROOT_INO, "/nope/x", &dir, &name, &len),
+			 -ENOENT);
+}
+
+struct seen {
+	char names[32][16];
+	unsigned ftype[32];
+	uint32_t ino[32];
+	unsigned n;
+};
+
+static int seen_fn(void *arg, const char *name, size_t len, uint32_t ino, unsigned ftype)
+{
+	struct seen *s = arg;
+
+	assert_true(s->n < 32 && len < 16);
+	memcpy(s->names[s->n], name, len);
+	s->names[s->n][len] = 0;
+	s->ftype[s->n] = ftype;
+	s->ino[s->n] = ino;
+	s->n++;
+	return 0;
+}
+
+static void readdir_lists_every_name_with_its_type_in_order(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	struct seen s = { .n = 0 };
+	uint32_t f = create(fs, SUFS_ROOT_INO, "reg");
+	uint32_t d = mkdir_(fs, SUFS_ROOT_INO, "dir");
+	uint32_t l = symlink_(fs, SUFS_ROOT_INO, "lnk", "reg");
+	uint32_t n;
+	static const char *names[] = { ".", "..", "reg", "dir", "lnk", "chr", "blk", "fifo", "sock" };
+	static const unsigned types[] = { SUFS_FT_DIR, SUFS_FT_DIR, SUFS_FT_REG, SUFS_FT_DIR,
+					  SUFS_FT_LNK, SUFS_FT_CHR, SUFS_FT_BLK, SUFS_FT_FIFO,
+					  SUFS_FT_SOCK };
+	unsigned i;
+
+	assert_int_equal(sufs_mknod(fs, SUFS_ROOT_INO, "chr", 3, S_IFCHR | 0600, 1, 3, NULL, &n), 0);
+	assert_int_equal(sufs_mknod(fs, SUFS_ROOT_INO, "blk", 3, S_IFBLK | 0600, 7, 0, NULL, &n), 0);
+	assert_int_equal(sufs_mknod(fs, SUFS_ROOT_INO, "fifo", 4, S_IFIFO | 0600, 0, 0, NULL, &n),
+			 0);
+	assert_int_equal(sufs_mknod(fs, SUFS_ROOT_INO, "sock", 4, S_IFSOCK | 0600, 0, 0, NULL, &n),
+			 0);
+	assert_int_equal(sufs_readdir(fs, SUFS_ROOT_INO, seen_fn, &s), 0);
+	assert_int_equal(s.n, 9);
+	for (i = 0; i < 9; i++) {
+		assert_string_equal(s.names[i], names[i]);
+		assert_int_equal(s.ftype[i], types[i]);
+	}
+	assert_int_equal(s.ino[0], SUFS_ROOT_INO);
+	assert_int_equal(s.ino[2], f);
+	assert_int_equal(s.ino[3], d);
+	assert_int_equal(s.ino[4], l);
+	assert_int_equal(s.ino[8], n);
+	assert_int_equal(sufs_readdir(fs, f, seen_fn, &s), -ENOTDIR);
+}
+
+/* ---- error codes ------------------------------------------------------------------- */
+
+static void names_that_exist_fail_with_eexist_for_every_kind_of_node(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t f = create(fs, SUFS_ROOT_INO, "x"), ino;
+	uint32_t free_inodes = sufs_get_super(fs)->free_inodes;
+
+	assert_int_equal(sufs_create(fs, SUFS_ROOT_INO, "x", 1, 0644, NULL, &ino), -EEXIST);
+	assert_int_equal(sufs_mkdir(fs, SUFS_ROOT_INO, "x", 1, 0755, NULL, &ino), -EEXIST);
+	assert_int_equal(sufs_mknod(fs, SUFS_ROOT_INO, "x", 1, S_IFIFO, 0, 0, NULL, &ino), -EEXIST);
+	assert_int_equal(sufs_symlink(fs, SUFS_ROOT_INO, "x", 1, "t", NULL, &ino), -EEXIST);
+	assert_int_equal(sufs_link(fs, f, SUFS_ROOT_INO, "x", 1), -EEXIST);
+	assert_int_equal(sufs_create(fs, SUFS_ROOT_INO, ".", 1, 0644, NULL, &ino), -EEXIST);
+	assert_int_equal(sufs_mkdir(fs, SUFS_ROOT_INO, "..", 2, 0755, NULL, &ino), -EEXIST);
+	assert_int_equal(sufs_get_super(fs)->free_inodes, free_inodes);
+	assert_int_equal(stat_(fs, f).links, 1);
+}
+
+static void making_a_name_inside_a_file_fails_with_enotdir(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t f = create(fs, SUFS_ROOT_INO, "f"), ino;
+	uint32_t free_inodes = sufs_get_super(fs)->free_inodes;
+
+	assert_int_equal(sufs_create(fs, f, "x", 1, 0644, NULL, &ino), -ENOTDIR);
+	assert_int_equal(sufs_mkdir(fs, f, "x", 1, 0755, NULL, &ino), -ENOTDIR);
+	assert_int_equal(sufs_symlink(fs, f, "x", 1, "t", NULL, &ino), -ENOTDIR);
+	assert_int_equal(sufs_link(fs, f, f, "x", 1), -ENOTDIR);
+	assert_int_equal(sufs_lookup(fs, f, "x", 1, &ino), -ENOTDIR);
+	assert_int_equal(sufs_get_super(fs)->free_inodes, free_inodes);
+}
+
+static void writing_a_directory_fails_with_eisdir_and_a_special_file_with_einval(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t d = mkdir_(fs, SUFS_ROOT_INO, "d");
+	uint32_t l = symlink_(fs, SUFS_ROOT_INO, "l", "d");
+	uint32_t p;
+
+	assert_int_equal(sufs_mknod(fs, SUFS_ROOT_INO, "p", 1, S_IFIFO | 0600, 0, 0, NULL, &p), 0);
+	assert_int_equal(sufs_write(fs, d, 0, "x", 1), -EISDIR);
+	assert_int_equal(sufs_write(fs, l, 0, "x", 1), -EINVAL);
+	assert_int_equal(sufs_write(fs, p, 0, "x", 1), -EINVAL);
+	assert_int_equal(stat_(fs, d).size, 4096);
+	assert_int_equal(stat_(fs, p).size, 0);
+}
+
+static void names_longer_than_255_bytes_fail_with_enametoolong(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t f = create(fs, SUFS_ROOT_INO, "f"), ino;
+	char name[SUFS_NAME_MAX + 1];
+
+	memset(name, 'q', sizeof(name));
+	assert_int_equal(sufs_create(fs, SUFS_ROOT_INO, name, sizeof(name), 0644, NULL, &ino),
+			 -ENAMETOOLONG);
+	assert_int_equal(sufs_mkdir(fs, SUFS_ROOT_INO, name, sizeof(name), 0755, NULL, &ino),
+			 -ENAMETOOLONG);
+	assert_int_equal(sufs_link(fs, f, SUFS_ROOT_INO, name, sizeof(name)), -ENAMETOOLONG);
+	assert_int_equal(sufs_lookup(fs, SUFS_ROOT_INO, name, sizeof(name), &ino), -ENAMETOOLONG);
+	assert_int_equal(sufs_create(fs, SUFS_ROOT_INO, name, SUFS_NAME_MAX, 0644, NULL, &ino), 0);
+	assert_int_equal(lookup(fs, SUFS_ROOT_INO, "f"), f);
+}
+
+/*
+ * SUFS_LINK_MAX is 65000; making that many names costs minutes (every new
+ * name scans the directory), so the count is brought to the edge with
+ * sufs_inode_put and the last steps are taken by the operations.
+ */
+static void a_link_count_at_link_max_fails_with_emlink(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t f = create(fs, SUFS_ROOT_INO, "f"), d = mkdir_(fs, SUFS_ROOT_INO, "d"), ino;
+	uint32_t free_inodes;
+	struct sufs_inode in;
+
+	assert_int_equal(sufs_inode_get(fs, f, &in), 0);
+	in.links = SUFS_LINK_MAX - 1;
+	assert_int_equal(sufs_inode_put(fs, f, &in), 0);
+	assert_int_equal(sufs_link(fs, f, SUFS_ROOT_INO, "g", 1), 0);
+	assert_int_equal(stat_(fs, f).links, SUFS_LINK_MAX);
+	assert_int_equal(sufs_link(fs, f, SUFS_ROOT_INO, "h", 1), -EMLINK);
+	assert_int_equal(stat_(fs, f).links, SUFS_LINK_MAX);
+	assert_int_equal(sufs_lookup(fs, SUFS_ROOT_INO, "h", 1, &ino), -ENOENT);
+
+	/* a directory full of subdirectories takes no more */
+	assert_int_equal(sufs_inode_get(fs, d, &in), 0);
+	in.links = SUFS_LINK_MAX - 1;
+	assert_int_equal(sufs_inode_put(fs, d, &in), 0);
+	mkdir_(fs, d, "last");
+	assert_int_equal(stat_(fs, d).links, SUFS_LINK_MAX);
+	free_inodes = sufs_get_super(fs)->free_inodes;
+	assert_int_equal(sufs_mkdir(fs, d, "more", 4, 0755, NULL, &ino), -EMLINK);
+	assert_int_equal(stat_(fs, d).links, SUFS_LINK_MAX);
+	assert_int_equal(sufs_get_super(fs)->free_inodes, free_inodes);
+	create(fs, d, "files-still-fit");
+}
+
+static void a_read_only_file_system_refuses_every_change_with_erofs(void **state)
+{
+	struct tfs *t = *state;
+	uint32_t f = create(t->fs, SUFS_ROOT_INO, "f"), ino;
+	struct sufs_setattr sa = { .mask = SUFS_SET_UID, .uid = 1 };
+	struct sufs_inode in;
+	uint8_t blk[4096] = { 0 };
+	struct seen s = { .n = 0 };
+
+	write_pattern(t->fs, f, 0, 10, 4);
+	tu_reopen(t, 0);
+	assert_int_equal(sufs_create(t->fs, SUFS_ROOT_INO, "g", 1, 0644, NULL, &ino), -EROFS);
+	assert_int_equal(sufs_mkdir(t->fs, SUFS_ROOT_INO, "g", 1, 0755, NULL, &ino), -EROFS);
+	assert_int_equal(sufs_mknod(t->fs, SUFS_ROOT_INO, "g", 1, S_IFIFO, 0, 0, NULL, &ino),
+			 -EROFS);
+	assert_int_equal(sufs_symlink(t->fs, SUFS_ROOT_INO, "g", 1, "f", NULL, &ino), -EROFS);
+	assert_int_equal(sufs_link(t->fs, f, SUFS_ROOT_INO, "g", 1), -EROFS);
+	assert_int_equal(sufs_write(t->fs, f, 0, "x", 1), -EROFS);
+	assert_int_equal(sufs_setattr(t->fs, f, &sa), -EROFS);
+	assert_int_equal(sufs_inode_get(t->fs, f, &in), 0);
+	assert_int_equal(sufs_inode_put(t->fs, f, &in), -EROFS);
+	assert_int_equal(sufs_block_write(t->fs, 100, blk), -EROFS);
+	assert_int_equal(sufs_sync(t->fs), 0);
+	/* reading still works */
+	assert_pattern(t->fs, f, 0, 10, 4);
+	assert_int_equal(sufs_readdir(t->fs, SUFS_ROOT_INO, seen_fn, &s), 0);
+	assert_int_equal(s.n, 3);
+	assert_int_equal(stat_(t->fs, f).uid, 1000);
+	assert_int_equal(sufs_lookup(t->fs, SUFS_ROOT_INO, "g", 1, &ino), -ENOENT);
+}
+
+/* ---- running out ---------------------------------------------------------------------- */
+
+static void a_full_image_fails_writes_with_enospc_and_keeps_what_was_written(void **state)
+{
+	struct tfs *t = *state;
+	uint32_t f, ino, free_inodes;
+	uint8_t *buf = malloc(2u << 20);
+	uint64_t size;
+
+	assert_non_null(buf);
+	remake_small(t, 1u << 20, 0);
+	f = create(t->fs, SUFS_ROOT_INO, "big");
+	tu_pattern_fill(buf, 2u << 20, 5, 0);
+	assert_int_equal(sufs_write(t->fs, f, 0, buf, 2u << 20), -ENOSPC);
+	free(buf);
+	size = stat_(t->fs, f).size;
+	assert_true(size > 900 * 1024);
+	assert_true(size < 1u << 20);
+	assert_int_equal(size % 1024, 0);
+	assert_int_equal(sufs_get_super(t->fs)->free_blocks, 0);
+	tu_assert_summaries(t->fs);
+	assert_pattern(t->fs, f, 0, size, 5);
+
+	/* nothing that needs a block can be made, and a failure leaks no inode */
+	free_inodes = sufs_get_super(t->fs)->free_inodes;
+	assert_int_equal(sufs_write(t->fs, f, size, "x", 1), -ENOSPC);
+	assert_int_equal(stat_(t->fs, f).size, size);
+	assert_int_equal(sufs_mkdir(t->fs, SUFS_ROOT_INO, "d", 1, 0755, NULL, &ino), -ENOSPC);
+	assert_int_equal(sufs_symlink(t->fs, SUFS_ROOT_INO, "slow", 4,
+				      "0123456789012345678901234567890123456789012345678901234567890"
+				      "1234567890123456789012345678901234567890123456789012345678901",
+				      NULL, &ino), -ENOSPC);
+	assert_int_equal(sufs_get_super(t->fs)->free_inodes, free_inodes);
+	assert_int_equal(sufs_lookup(t->fs, SUFS_ROOT_INO, "d", 1, &ino), -ENOENT);
+	tu_assert_summaries(t->fs);
+	/* what needs no block still can be made */
+	symlink_(t->fs, SUFS_ROOT_INO, "fast", "big");
+	create(t->fs, SUFS_ROOT_INO, "empty");
+
+	tu_reopen(t, 0);
+	tu_assert_summaries(t->fs);
+	assert_int_equal(sufs_get_super(t->fs)->free_blocks, 0);
+	assert_int_equal(stat_(t->fs, f).size, size);
+	assert_pattern(t->fs, f, 0, size, 5);
+}
+
+static void a_name_that_needs_a_new_directory_block_in_a_full_image_fails_cleanly(void **state)
+{
+	struct tfs *t = *state;
+	uint32_t f, ino, free_inodes, made = 0;
+	uint8_t blk[1024] = { 0 };
+	uint64_t off = 0;
+	char name[8];
+	int rc;
+
+	remake_small(t, 1u << 20, 128);
+	f = create(t->fs, SUFS_ROOT_INO, "fill");
+	while (sufs_write(t->fs, f, off, blk, sizeof(blk)) == 0)
+		off += sizeof(blk);
+	free_inodes = sufs_get_super(t->fs)->free_inodes;
+	for (;;) {
+		snprintf(name, sizeof(name), "f%03u", made);
+		rc = sufs_create(t->fs, SUFS_ROOT_INO, name, strlen(name), 0644, NULL, &ino);
+		if (rc)
+			break;
+		made++;
+	}
+	assert_int_equal(rc, -ENOSPC);
+	/* 16-byte entries beside ".", ".." and "fill": (1016 - 48) / 16 */
+	assert_int_equal(made, 60);
+	assert_int_equal(sufs_get_super(t->fs)->free_inodes, free_inodes - made);
+	assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).size, 1024);
+	assert_int_equal(sufs_lookup(t->fs, SUFS_ROOT_INO, name, strlen(name), &ino), -ENOENT);
+	tu_assert_summaries(t->fs);
+	tu_reopen(t, 0);
+	tu_assert_summaries(t->fs);
+}
+
+static void a_mkdir_that_fails_for_lack_of_blocks_leaves_the_parents_link_count_alone(void **state)
+{
+	struct tfs *t = *state;
+	uint32_t f, d, ino;
+	uint8_t blk[1024] = { 0 };
+	uint64_t off = 0;
+
+	remake_small(t, 1u << 20, 0);
+	d = mkdir_(t->fs, SUFS_ROOT_INO, "parent");
+	f = create(t->fs, SUFS_ROOT_INO, "fill");
+	while (sufs_write(t->fs, f, off, blk, sizeof(blk)) == 0)
+		off += sizeof(blk);
+	assert_int_equal(sufs_mkdir(t->fs, d, "child", 5, 0755, NULL, &ino), -ENOSPC);
+	assert_int_equal(stat_(t->fs, d).links, 2);
+	assert_int_equal(sufs_mkdir(t->fs, SUFS_ROOT_INO, "child", 5, 0755, NULL, &ino), -ENOSPC);
+	assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).links, 3);
+	tu_reopen(t, 0);
+	assert_int_equal(stat_(t->fs, d).links, 2);
+	assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).links, 3);
+}
+
+static void running_out_of_inodes_fails_with_enospc_and_keeps_the_counts(void **state)
+{
+	struct tfs *t = *state;
+	uint32_t ino, i, root_links;
+	char name[8];
+
+	remake_small(t, 1u << 20, 16);
+	assert_int_equal(sufs_get_super(t->fs)->inodes_count, 16);
+	assert_int_equal(sufs_get_super(t->fs)->free_inodes, 14);
+	for (i = 0; i < 14; i++) {
+		snprintf(name, sizeof(name), "f%u", i);
+		create(t->fs, SUFS_ROOT_INO, name);
+	}
+	root_links = stat_(t->fs, SUFS_ROOT_INO).links;
+	assert_int_equal(sufs_create(t->fs, SUFS_ROOT_INO, "more", 4, 0644, NULL, &ino), -ENOSPC);
+	assert_int_equal(sufs_mkdir(t->fs, SUFS_ROOT_INO, "dir", 3, 0755, NULL, &ino), -ENOSPC);
+	assert_int_equal(sufs_lookup(t->fs, SUFS_ROOT_INO, "more", 4, &ino), -ENOENT);
+	assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).links, root_links);
+	assert_int_equal(sufs_get_super(t->fs)->free_inodes, 0);
+	tu_assert_summaries(t->fs);
+	/* a link needs no inode */
+	assert_int_equal(sufs_link(t->fs, lookup(t->fs, SUFS_ROOT_INO, "f0"), SUFS_ROOT_INO,
+				   "again", 5), 0);
+	tu_reopen(t, 0);
+	tu_assert_summaries(t->fs);
+	assert_int_equal(sufs_get_super(t->fs)->free_inodes, 0);
+}
+
+static void a_create_that_fails_gives_back_its_inode_and_blocks(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t first, ino, d = mkdir_(fs, SUFS_ROOT_INO, "d");
+	const struct sufs_super *sb = sufs_get_super(fs);
+	uint64_t free_blocks;
+	uint32_t free_inodes, links;
+	struct sufs_group gd;
+	uint32_t used_dirs;
+	char target[200];
+	int set;
+
+	memset(target, 't', sizeof(target) - 1);
+	target[sizeof(target) - 1] = 0;
+	first = create(fs, d, "taken");
+	free_blocks = sb->free_blocks;
+	free_inodes = sb->free_inodes;
+	links = stat_(fs, d).links;
+	assert_int_equal(sufs_get_group(fs, 0, &gd), 0);
+	used_dirs = gd.used_dirs;
+
+	assert_int_equal(sufs_create(fs, d, "taken", 5, 0644, NULL, &ino), -EEXIST);
+	assert_int_equal(sufs_mkdir(fs, d, "taken", 5, 0755, NULL, &ino), -EEXIST);
+	assert_int_equal(sufs_symlink(fs, d, "taken", 5, target, NULL, &ino), -EEXIST);
+	assert_int_equal(sb->free_blocks, free_blocks);
+	assert_int_equal(sb->free_inodes, free_inodes);
+	assert_int_equal(stat_(fs, d).links, links);
+	assert_int_equal(sufs_get_group(fs, 0, &gd), 0);
+	assert_int_equal(gd.used_dirs, used_dirs);
+	tu_assert_summaries(fs);
+	/* the number tried is free again and is the next one handed out */
+	assert_int_equal(sufs_bitmap_test(fs, SUFS_BITMAP_INODE, first + 1, &set), 0);
+	assert_int_equal(set, 0);
+	assert_int_equal(sufs_stat(fs, first + 1, &(struct sufs_stat){ 0 }), -ENOENT);
+	assert_int_equal(create(fs, d, "next"), first + 1);
+}
+
+/* ---- persistence ------------------------------------------------------------------------ */
+
+static void everything_made_survives_close_and_reopen(void **state)
+{
+	struct tfs *t = *state;
+	struct sufs_fs *fs = t->fs;
+	uint32_t a, b, big, small, slow, fast, dev, ino;
+	char slow_target[300];
+	struct sufs_stat st;
+	struct seen s = { .n = 0 };
+
+	memset(slow_target, 's', sizeof(slow_target) - 1);
+	slow_target[sizeof(slow_target) - 1] = 0;
+	a = mkdir_(fs, SUFS_ROOT_INO, "a");
+	b = mkdir_(fs, a, "b");
+	big = create(fs, b, "big");
+	write_pattern(fs, big, 0, 300000, 9);          /* direct and single indirect */
+	write_pattern(fs, big, 10u << 20, 5000, 10);   /* far out, double indirect */
+	small = create(fs, a, "small");
+	write_pattern(fs, small, 0, 3, 11);
+	assert_int_equal(sufs_link(fs, small, SUFS_ROOT_INO, "hard", 4), 0);
+	slow = symlink_(fs, a, "slow", slow_target);
+	fast = symlink_(fs, SUFS_ROOT_INO, "fast", "a/b/big");
+	assert_int_equal(sufs_mknod(fs, b, "null", 4, S_IFCHR | 0666, 1, 3, &user, &dev), 0);
+	tu_reopen(t, 0);
+	fs = t->fs;
+
+	assert_int_equal(sufs_get_super(fs)->state & SUFS_STATE_CLEAN, SUFS_STATE_CLEAN);
+	tu_assert_summaries(fs);
+	assert_int_equal(resolve(fs, SUFS_ROOT_INO, "/a/b/big"), big);
+	assert_int_equal(resolve(fs, SUFS_ROOT_INO, "/fast"), big);
+	st = stat_(fs, big);
+	assert_int_equal(st.size, (10u << 20) + 5000);
+	assert_int_equal(st.uid, 1000);
+	assert_pattern(fs, big, 0, 300000, 9);
+	assert_pattern(fs, big, 10u << 20, 5000, 10);
+	assert_int_equal(resolve(fs, SUFS_ROOT_INO, "/hard"), small);
+	assert_int_equal(stat_(fs, small).links, 2);
+	assert_pattern(fs, small, 0, 3, 11);
+	assert_int_equal(namei(fs, b, "../slow", 0, &ino), 0);
+	assert_int_equal(ino, slow);
+	assert_readlink(fs, slow, slow_target);
+	assert_readlink(fs, fast, "a/b/big");
+	st = stat_(fs, dev);
+	assert_int_equal(st.mode, S_IFCHR | 0666);
+	assert_int_equal(st.rdev_major, 1);
+	assert_int_equal(st.rdev_minor, 3);
+	assert_int_equal(stat_(fs, a).links, 3);
+	assert_int_equal(stat_(fs, SUFS_ROOT_INO).links, 3);
+	assert_int_equal(sufs_readdir(fs, b, seen_fn, &s), 0);
+	assert_int_equal(s.n, 4);
+	assert_string_equal(s.names[2], "big");
+	assert_string_equal(s.names[3], "null");
+	assert_int_equal(s.ftype[3], SUFS_FT_CHR);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/a/b/null", 1, &ino), 0);
+	assert_int_equal(ino, dev);
+}
+
+static void a_backup_superblock_opens_the_same_file_system(void **state)
+{
+	struct tfs *t = *state;
+	struct sufs_fs *fs;
+	struct sufs_dev *dev;
+	struct sufs_super sb;
+	uint64_t off;
+	uint32_t f;
+
+	remake_small(t, 16u << 20, 0);
+	sb = *sufs_get_super(t->fs);
+	assert_int_equal(sb.groups_count, 2);
+	f = create(t->fs, SUFS_ROOT_INO, "f");
+	tu_close(t);
+
+	assert_int_equal(sufs_backup_offset(&sb, 0, &off), 0);
+	assert_int_equal(off, 8192 * 1024);
+	assert_int_equal(sufs_dev_open(t->path, 0, &dev), 0);
+	assert_int_equal(sufs_open_dev(dev, 0, off, &fs), 0);
+	assert_int_equal(sufs_get_super(fs)->sb_group, 1);
+	assert_memory_equal(sufs_get_super(fs)->uuid, sb.uuid, 16);
+	assert_int_equal(sufs_get_super(fs)->blocks_count, sb.blocks_count);
+	assert_int_equal(lookup(fs, SUFS_ROOT_INO, "f"), f);
+	assert_int_equal(sufs_close(fs), 0);
+}
+
+static void an_image_whose_mkfs_never_closed_does_not_open(void **state)
+{
+	struct tfs *t = *state;
+	struct sufs_mkfs_opts o;
+	struct sufs_dev *dev;
+	struct sufs_fs *fs;
+
+	/* over an image that was complete: its old superblocks must go */
+	tu_close(t);
+	tu_default_opts(&o, 4096);
+	assert_int_equal(sufs_dev_open(t->path, SUFS_DEV_RDWR, &dev), 0);
+	assert_int_equal(sufs_mkfs(dev, &o, &fs), 0);
+	create(fs, SUFS_ROOT_INO, "f");
+	assert_int_equal(sufs_sync(fs), 0);
+	sufs_abandon(fs);
+	assert_int_equal(sufs_open(t->path, 0, &fs), -SUFS_EMAGIC);
+}
+
+/* Make an image at path with a fixed clock and the same operations each time. */
+static void build_image(const char *path, int64_t when)
+{
+	struct sufs_mkfs_opts o;
+	struct sufs_dev *dev;
+	struct sufs_fs *fs;
+	uint32_t d, f, ino;
+	struct sufs_setattr sa = { .mask = SUFS_SET_MODE, .mode = 0600 };
+
+	assert_int_equal(truncate(path, 8u << 20), 0);
+	tu_default_opts(&o, 4096);
+	o.time_sec = when;
+	snprintf(o.label, sizeof(o.label), "repro");
+	assert_int_equal(sufs_dev_open(path, SUFS_DEV_RDWR, &dev), 0);
+	assert_int_equal(sufs_mkfs(dev, &o, &fs), 0);
+	d = mkdir_(fs, SUFS_ROOT_INO, "dir");
+	f = create(fs, d, "file");
+	write_pattern(fs, f, 0, 70000, 1);
+	symlink_(fs, d, "link", "file");
+	assert_int_equal(sufs_close(fs), 0);
+
+	/* a later session that must not stamp the real time anywhere */
+	assert_int_equal(sufs_open(path, SUFS_OPEN_RDWR | SUFS_OPEN_NOFLAGS, &fs), 0);
+	sufs_set_clock(fs, when + 10, 0);
+	d = lookup(fs, SUFS_ROOT_INO, "dir");
+	f = lookup(fs, d, "file");
+	assert_int_equal(sufs_setattr(fs, f, &sa), 0);
+	write_pattern(fs, f, 100000, 10, 2);
+	assert_int_equal(sufs_mkdir(fs, SUFS_ROOT_INO, "later", 5, 0700, NULL, &ino), 0);
+	assert_int_equal(sufs_close(fs), 0);
+}
+
+static int same_bytes(const char *p, const char *q)
+{
+	FILE *a = fopen(p, "rb"), *b = fopen(q, "rb");
+	int ca, cb, same = 1;
+
+	assert_non_null(a);
+	assert_non_null(b);
+	do {
+		ca = getc(a);
+		cb = getc(b);
+		if (ca != cb)
+			same = 0;
+	} while (same && ca != EOF);
+	fclose(a);
+	fclose(b);
+	return same;
+}
+
+static void the_same_operations_with_a_fixed_clock_give_byte_identical_images(void **state)
+{
+	char *p = tu_temp_path("repro1"), *q = tu_temp_path("repro2"), *r = tu_temp_path("repro3");
+
+	(void)state;
+	build_image(p, TU_TIME_SEC);
+	build_image(q, TU_TIME_SEC);
+	build_image(r, TU_TIME_SEC + 1);
+	assert_true(same_bytes(p, q));
+	assert_false(same_bytes(p, r));     /* the comparison can tell */
+	unlink(p);
+	unlink(q);
+	unlink(r);
+	free(p);
+	free(q);
+	free(r);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, tu_teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(create_makes_an_empty_file_with_mode_owner_and_the_current_time),
+		T(create_without_credentials_belongs_to_root_and_keeps_special_bits),
+		T(mkdir_makes_dot_and_dotdot_and_raises_the_parents_link_count),
+		T(mknod_keeps_device_numbers_and_makes_fifos_and_sockets),
+		T(a_symlink_of_up_to_120_bytes_lives_in_its_inode),
+		T(a_longer_symlink_keeps_its_target_in_one_block),
+		T(link_adds_a_name_and_raises_the_link_count),
+		T(written_bytes_read_back_across_blocks_and_holes),
+		T(a_write_of_nothing_changes_nothing),
+		T(setattr_changes_what_its_mask_names_and_the_change_time),
+		T(setattr_grows_a_file_with_a_hole_and_refuses_to_shrink_it),
+		T(setattr_refuses_nanoseconds_of_a_whole_second_and_changes_nothing),
+		T(stat_of_an_unused_or_impossible_inode_fails),
+		T(namei_resolves_absolute_relative_and_dotdot_paths),
+		T(namei_follows_symlinks_in_the_middle_and_at_the_end_only_when_asked),
+		T(namei_reports_eloop_enotdir_and_enoent),
+		T(namei_parent_splits_off_the_last_component),
+		T(readdir_lists_every_name_with_its_type_in_order),
+		T(names_that_exist_fail_with_eexist_for_every_kind_of_node),
+		T(making_a_name_inside_a_file_fails_with_enotdir),
+		T(writing_a_directory_fails_with_eisdir_and_a_special_file_with_einval),
+		T(names_longer_than_255_bytes_fail_with_enametoolong),
+		T(a_link_count_at_link_max_fails_with_emlink),
+		T(a_read_only_file_system_refuses_every_change_with_erofs),
+		T(a_full_image_fails_writes_with_enospc_and_keeps_what_was_written),
+		T(a_name_that_needs_a_new_directory_block_in_a_full_image_fails_cleanly),
+		T(a_mkdir_that_fails_for_lack_of_blocks_leaves_the_parents_link_count_alone),
+		T(running_out_of_inodes_fails_with_enospc_and_keeps_the_counts),
+		T(a_create_that_fails_gives_back_its_inode_and_blocks),
+		T(everything_made_survives_close_and_reopen),
+		T(a_backup_superblock_opens_the_same_file_system),
+		T(an_image_whose_mkfs_never_closed_does_not_open),
+		cmocka_unit_test(the_same_operations_with_a_fixed_clock_give_byte_identical_images),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
