@@ -61,8 +61,9 @@ int bitmap_test(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int *set
 }
 
 /* Change one bit.  Returns 1 when it changed, 0 when it already had that
- * value, or a negative error.  Summaries follow the bit. */
-int bitmap_set(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int set)
+ * value, or a negative error; *id (if not NULL) is the update that carries
+ * the change.  Summaries follow the bit, outside the ordering. */
+int bitmap_set(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int set, upd_id *id)
 {
 	uint32_t g, bit;
 	uint64_t bmblk;
@@ -80,7 +81,10 @@ int bitmap_set(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int set)
 		buf_put(fs, b);
 		return 0;
 	}
-	buf_update(fs, b, bit >> 3, 1, UPD_BMSAFEMAP);
+	if (id)
+		*id = buf_update(fs, b, bit >> 3, 1, UPD_BMSAFEMAP, NULL);
+	else
+		buf_update(fs, b, bit >> 3, 1, UPD_BMSAFEMAP, NULL);
 	if (set)
 		b->data[bit >> 3] |= mask;
 	else
@@ -121,7 +125,7 @@ static int64_t find_zero(const uint8_t *map, uint32_t nbits, uint32_t start)
 
 /* Find and set a clear bit in a group's bitmap, from bit start on. */
 static int grab(struct sufs_fs *fs, enum sufs_bitmap which, uint32_t g, uint32_t start,
-		uint64_t *n)
+		uint64_t *n, upd_id *id)
 {
 	struct sufs_group_layout l;
 	struct buf *b;
@@ -146,11 +150,11 @@ static int grab(struct sufs_fs *fs, enum sufs_bitmap which, uint32_t g, uint32_t
 		*n = l.start + (uint64_t)bit;
 	else
 		*n = (uint64_t)g * fs->sb.inodes_per_group + (uint64_t)bit + 1;
-	err = bitmap_set(fs, which, *n, 1);
+	err = bitmap_set(fs, which, *n, 1, id);
 	return err < 0 ? err : 0;
 }
 
-int alloc_block(struct sufs_fs *fs, uint64_t goal, uint64_t *blk)
+int alloc_block(struct sufs_fs *fs, uint64_t goal, uint64_t *blk, upd_id *id)
 {
 	uint32_t ngroups = fs->sb.groups_count, g0, g, i, start;
 	int err;
@@ -165,7 +169,7 @@ int alloc_block(struct sufs_fs *fs, uint64_t goal, uint64_t *blk)
 		start = i == 0 ? (uint32_t)(goal % fs->sb.blocks_per_group) : 0;
 		if (fs->groups[g].free_blocks == 0)
 			continue;
-		err = grab(fs, SUFS_BITMAP_BLOCK, g, start, blk);
+		err = grab(fs, SUFS_BITMAP_BLOCK, g, start, blk, id);
 		if (err != -ENOSPC)
 			return err;
 	}
@@ -200,7 +204,7 @@ static uint32_t pick_group(struct sufs_fs *fs, uint32_t parent, int is_dir)
 	return best;
 }
 
-int alloc_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino)
+int alloc_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino, upd_id *id)
 {
 	uint32_t ngroups = fs->sb.groups_count, g0, g, i;
 	uint64_t n;
@@ -211,7 +215,7 @@ int alloc_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino)
 		g = (g0 + i) % ngroups;
 		if (fs->groups[g].free_inodes == 0)
 			continue;
-		err = grab(fs, SUFS_BITMAP_INODE, g, 0, &n);
+		err = grab(fs, SUFS_BITMAP_INODE, g, 0, &n, id);
 		if (err == -ENOSPC)
 			continue;
 		if (err)
@@ -224,4 +228,38 @@ int alloc_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino)
 		return 0;
 	}
 	return -ENOSPC;
+}
+
+/*
+ * Return a block to the free pool.  Only deferred work calls this, once
+ * every pointer to the block is cleared on disk (rule 2).  The cached
+ * buffer, if any, need not be written any more.
+ */
+int free_block(struct sufs_fs *fs, uint64_t blk)
+{
+	struct buf *b = cache_lookup(fs, blk);
+	int err;
+
+	if (!block_in_range(fs, blk))
+		return -SUFS_ECORRUPT;
+	if (b) {
+		deps_cancel(fs, b);
+		buf_clean(fs, b);
+	}
+	err = bitmap_set(fs, SUFS_BITMAP_BLOCK, blk, 0, NULL);
+	buf_forget(fs, blk);
+	return err < 0 ? err : 0;
+}
+
+/* Return an inode number to the free pool (deferred, as free_block). */
+int free_inode(struct sufs_fs *fs, uint32_t ino, int was_dir)
+{
+	uint32_t g = (ino - 1) / fs->sb.inodes_per_group;
+	int err = bitmap_set(fs, SUFS_BITMAP_INODE, ino, 0, NULL);
+
+	if (err == 1 && was_dir && fs->groups[g].used_dirs) {
+		fs->groups[g].used_dirs--;
+		fs->gdt_dirty[g * SUFS_GROUP_DESC_SIZE / fs->bsize] = 1;
+	}
+	return err < 0 ? err : 0;
 }

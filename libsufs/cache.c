@@ -8,17 +8,15 @@
  * block's write image, sealed with its checksums at write time, so that a
  * checksum always covers exactly the bytes that reach the disk.
  *
- * This version writes every dirty block as it stands in memory (no ordering
- * between blocks, a barrier at sync): the dependency engine of the
- * soft-updates issue plugs into buf_update() and cache_write_image().
+ * What a write image carries is the dependency engine's business (deps.c):
+ * buf_update() records each change as an update, and write-back goes out in
+ * epochs built by deps_epoch().
  */
 #include "config.h"
 #include "sufs_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
-
-#define FLUSH_RUN_MAX 256   /* blocks gathered into one device write */
 
 static size_t hash_of(const struct cache *c, uint64_t blk)
 {
@@ -49,7 +47,7 @@ void sufs_set_cache_size(struct sufs_fs *fs, size_t bytes)
 	c->limit = bytes / fs->bsize;
 	if (c->limit < 64)
 		c->limit = 64;
-	c->dirty_limit = c->limit / 2;
+	c->dirty_limit = c->limit * (fs->dirty_percent ? fs->dirty_percent : 50) / 100;
 }
 
 static void lru_unlink(struct buf *b)
@@ -65,6 +63,8 @@ static void lru_append(struct cache *c, struct buf *b)
 	c->lru.prev->next = b;
 	c->lru.prev = b;
 }
+
+struct buf *cache_lookup(struct sufs_fs *fs, uint64_t blk);
 
 static struct buf *lookup(struct cache *c, uint64_t blk)
 {
@@ -114,6 +114,13 @@ static void evict(struct sufs_fs *fs)
 	}
 }
 
+/* One epoch of write-back; in async mode without its barrier. */
+int cache_writeback(struct sufs_fs *fs)
+{
+	int n = deps_epoch(fs, NULL, NULL, fs->mode != SUFS_MODE_ASYNC);
+	return n < 0 ? n : 0;
+}
+
 static int make_room(struct sufs_fs *fs)
 {
 	struct cache *c = &fs->cache;
@@ -123,12 +130,12 @@ static int make_room(struct sufs_fs *fs)
 		return 0;
 	evict(fs);
 	if (c->count >= c->limit && c->dirty) {
-		err = cache_flush(fs);
+		err = cache_writeback(fs);
 		if (err)
 			return err;
 		evict(fs);
 	}
-	return 0; /* over the limit only while everything is referenced */
+	return 0; /* over the limit only while everything is dirty or referenced */
 }
 
 static void verify(struct sufs_fs *fs, struct buf *b)
@@ -225,36 +232,66 @@ void buf_put(struct sufs_fs *fs, struct buf *b)
 		b->refs--;
 }
 
-/*
- * Announce a change of bytes [off, off+len) of b, before making it.  This is
- * where the dependency engine records an update (old bytes, kind, what it
- * waits for); here the block simply becomes dirty.
- */
-void buf_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len, enum upd_kind kind)
+struct buf *cache_lookup(struct sufs_fs *fs, uint64_t blk)
 {
-	(void)off;
-	(void)len;
-	(void)kind;
+	return lookup(&fs->cache, blk);
+}
+
+static void mark_dirty(struct sufs_fs *fs, struct buf *b)
+{
 	if (!b->dirty) {
 		b->dirty = 1;
 		fs->cache.dirty++;
 	}
 }
 
-/* Drop a block from the cache without writing it (it was freed). */
+/*
+ * Announce a change of bytes [off, off+len) of b that waits for the
+ * updates in w (may be NULL), before making it.  Returns the update that
+ * carries it (deps.c), for later changes to wait for.
+ */
+upd_id buf_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
+		  enum upd_kind kind, const struct waits *w)
+{
+	upd_id id = deps_update(fs, b, off, len, kind, w ? w->id : NULL, w ? w->n : 0);
+	mark_dirty(fs, b);
+	return id;
+}
+
+/* A change outside the ordering (summaries, timestamps): written as it
+ * stands with the block's next write. */
+void buf_touch(struct sufs_fs *fs, struct buf *b)
+{
+	b->plain = 1;
+	mark_dirty(fs, b);
+}
+
+/* Nothing of b needs writing any more (its block was freed). */
+void buf_clean(struct sufs_fs *fs, struct buf *b)
+{
+	if (b->dirty && !b->upds) {
+		b->dirty = 0;
+		b->plain = 0;
+		fs->cache.dirty--;
+	}
+}
+
+/* Drop a freed block from the cache without writing it. */
 void buf_forget(struct sufs_fs *fs, uint64_t blk)
 {
 	struct buf *b = lookup(&fs->cache, blk);
-	if (b && !b->refs)
-		buf_free(fs, b);
+
+	if (!b || b->refs || b->upds)
+		return;
+	buf_clean(fs, b);
+	buf_free(fs, b);
 }
 
-/* The bytes that go to disk for b: its contents, checksums sealed. */
-int cache_write_image(struct sufs_fs *fs, struct buf *b, uint8_t *out)
+/* Seal a write image of b: checksums computed over the bytes written. */
+void cache_seal(struct sufs_fs *fs, struct buf *b, uint8_t *out)
 {
 	uint32_t i, ino0;
 
-	memcpy(out, b->data, fs->bsize);
 	switch (b->type) {
 	case BUF_DIR:
 		sufs_dirblock_seal(out, fs->bsize, b->blk);
@@ -275,53 +312,4 @@ int cache_write_image(struct sufs_fs *fs, struct buf *b, uint8_t *out)
 	default:
 		break;
 	}
-	return 0;
-}
-
-static int cmp_blk(const void *a, const void *b)
-{
-	uint64_t x = (*(struct buf *const *)a)->blk, y = (*(struct buf *const *)b)->blk;
-	return x < y ? -1 : x > y;
-}
-
-/* Write every dirty buffer, in block order, consecutive blocks gathered
- * into one device write.  No barrier: the caller decides. */
-int cache_flush(struct sufs_fs *fs)
-{
-	struct cache *c = &fs->cache;
-	struct buf **list, *b;
-	uint8_t *stage;
-	size_t n = 0, i, run;
-	int err = 0;
-
-	if (!c->dirty)
-		return 0;
-	list = malloc(c->dirty * sizeof(*list));
-	stage = malloc((size_t)FLUSH_RUN_MAX * fs->bsize);
-	if (!list || !stage) {
-		free(list);
-		free(stage);
-		return -ENOMEM;
-	}
-	for (b = c->lru.next; b != &c->lru; b = b->next)
-		if (b->dirty)
-			list[n++] = b;
-	qsort(list, n, sizeof(*list), cmp_blk);
-	for (i = 0; i < n && !err; i += run) {
-		for (run = 0; i + run < n && run < FLUSH_RUN_MAX &&
-			      list[i + run]->blk == list[i]->blk + run; run++)
-			cache_write_image(fs, list[i + run], stage + run * fs->bsize);
-		err = sufs_dev_write(fs->dev, list[i]->blk << fs->bshift, stage,
-				     run * fs->bsize);
-		if (err)
-			break;
-		for (size_t k = 0; k < run; k++) {
-			list[i + k]->dirty = 0;
-			c->dirty--;
-		}
-		fs->stats.block_writes += run;
-	}
-	free(list);
-	free(stage);
-	return err;
 }

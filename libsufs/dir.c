@@ -55,8 +55,8 @@ int dir_block_check(const uint8_t *blk, uint32_t bsize, const char **why)
 }
 
 /* Get directory block lblk, checked.  A hole in a directory is corruption. */
-static int dir_block(struct sufs_fs *fs, const struct sufs_inode *din, uint64_t lblk,
-		     struct buf **out)
+static int dir_block(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
+		     uint64_t lblk, struct buf **out)
 {
 	uint64_t pblk;
 	struct buf *b;
@@ -77,6 +77,7 @@ static int dir_block(struct sufs_fs *fs, const struct sufs_inode *din, uint64_t 
 		buf_put(fs, b);
 		return -SUFS_ECORRUPT;
 	}
+	b->owner = dir;
 	*out = b;
 	return 0;
 }
@@ -99,9 +100,8 @@ int dir_iterate(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
 	struct buf *b;
 	int rc = dir_nblocks(fs, din, &n);
 
-	(void)dir;
 	for (lblk = 0; lblk < n && !rc; lblk++) {
-		rc = dir_block(fs, din, lblk, &b);
+		rc = dir_block(fs, dir, din, lblk, &b);
 		if (rc)
 			break;
 		for (off = 0; off < end && !rc; off += get16(b->data + off + DE_RECLEN)) {
@@ -147,65 +147,79 @@ int dir_lookup(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
 	return 0;
 }
 
-/* Write an entry's header and name at off (its slot is already carved). */
-static void put_entry(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t reclen,
-		      const char *name, size_t len, uint32_t ino, unsigned ftype)
+/*
+ * Write an entry's header and name at off (its slot is already carved),
+ * then its inode number.  Carving and the name need no ordering: an entry
+ * whose inode number is 0 is a harmless free slot on disk.  Only the inode
+ * number waits (for w: the inode, or its raised link count).
+ */
+static upd_id put_entry(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t reclen,
+			const char *name, size_t len, uint32_t ino, unsigned ftype,
+			const struct waits *w)
 {
 	uint8_t *de = b->data + off;
+	upd_id id;
 
 	buf_update(fs, b, off + DE_RECLEN, (uint32_t)(SUFS_DIRENT_HDR - DE_RECLEN + len),
-		   UPD_DIRADD);
+		   UPD_DIRADD, NULL);
 	put16(de + DE_RECLEN, (uint16_t)reclen);
 	de[DE_NAMELEN] = (uint8_t)len;
 	de[DE_FTYPE] = (uint8_t)ftype;
 	memcpy(de + DE_NAME, name, len);
-	/* the inode number is what makes the entry live: its own update */
-	buf_update(fs, b, off + DE_INO, 4, UPD_DIRADD);
+	id = buf_update(fs, b, off + DE_INO, 4, UPD_DIRADD, w);
 	put32(de + DE_INO, ino);
+	return id;
 }
 
-/* Add a new block to the directory, one free entry spanning it. */
-static int dir_grow(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, struct buf **out)
+/* Add a new block to the directory, one free entry spanning it.  The
+ * pointer to it waits for it (through iw, the directory inode's store). */
+static int dir_grow(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din,
+		    struct waits *iw, struct buf **out)
 {
 	uint64_t lblk = din->size / fs->bsize, pblk, goal = inode_goal(fs, dir);
+	struct waits pw = { 0 };
 	struct buf *b;
-	int is_new, err;
+	int err;
 
 	if (lblk && bmap_get(fs, din, lblk - 1, &goal) == 0 && goal)
 		goal++;
-	err = bmap_alloc(fs, din, lblk, goal, &pblk, &is_new);
+	err = block_new(fs, goal, BUF_DIR, UPD_MKDIR, &pblk, &b, &pw);
 	if (err)
 		return err;
-	err = buf_get_new(fs, pblk, BUF_DIR, &b);
-	if (err)
-		return err;
-	buf_update(fs, b, 0, fs->bsize, UPD_MKDIR);
 	put16(b->data + DE_RECLEN, (uint16_t)dir_data_end(fs->bsize));
+	b->owner = dir;
+	err = bmap_set(fs, din, lblk, pblk, goal, &pw, iw);
+	if (err) {
+		buf_put(fs, b);
+		return err;
+	}
 	din->size += fs->bsize;
 	*out = b;
 	return 0;
 }
 
 /*
- * Add name -> ino.  One pass over the directory both checks that the name
- * is new and finds the first slot with room: a free entry, or the slack
- * after a live one.  din is changed when the directory grows; the caller
- * stores it.
+ * Add name -> ino, the inode number waiting for w.  One pass over the
+ * directory both checks that the name is new and finds the first slot with
+ * room: a free entry, or the slack after a live one.  When the directory
+ * grows, din changes and iw collects what its store must wait for.
  */
 int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char *name,
-	    size_t len, uint32_t ino, unsigned ftype)
+	    size_t len, uint32_t ino, unsigned ftype, const struct waits *w, struct waits *iw,
+	    upd_id *id)
 {
 	uint32_t need = dirent_size((uint32_t)len), end = dir_data_end(fs->bsize);
 	uint32_t off, reclen, used, slot_off = 0;
 	uint64_t n, lblk, slot_lblk = UINT64_MAX;
 	struct buf *b;
+	upd_id e;
 	int rc;
 
 	if (len == 0 || len > SUFS_NAME_MAX || memchr(name, '/', len) || memchr(name, 0, len))
 		return len > SUFS_NAME_MAX ? -ENAMETOOLONG : -EINVAL;
 	rc = dir_nblocks(fs, din, &n);
 	for (lblk = 0; lblk < n && !rc; lblk++) {
-		rc = dir_block(fs, din, lblk, &b);
+		rc = dir_block(fs, dir, din, lblk, &b);
 		if (rc)
 			return rc;
 		for (off = 0; off < end; off += reclen) {
@@ -227,10 +241,10 @@ int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char
 	if (rc)
 		return rc;
 	if (slot_lblk == UINT64_MAX) {
-		rc = dir_grow(fs, dir, din, &b);
+		rc = dir_grow(fs, dir, din, iw, &b);
 		slot_off = 0;
 	} else {
-		rc = dir_block(fs, din, slot_lblk, &b);
+		rc = dir_block(fs, dir, din, slot_lblk, &b);
 	}
 	if (rc)
 		return rc;
@@ -239,27 +253,100 @@ int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char
 	if (get32(b->data + off + DE_INO)) {
 		/* carve the new entry out of the live entry's slack */
 		used = dirent_size(b->data[off + DE_NAMELEN]);
-		buf_update(fs, b, off + DE_RECLEN, 2, UPD_DIRADD);
+		buf_update(fs, b, off + DE_RECLEN, 2, UPD_DIRADD, NULL);
 		put16(b->data + off + DE_RECLEN, (uint16_t)used);
 		off += used;
 		reclen -= used;
 	}
-	put_entry(fs, b, off, reclen, name, len, ino, ftype);
+	e = put_entry(fs, b, off, reclen, name, len, ino, ftype, w);
 	buf_put(fs, b);
+	if (id)
+		*id = e;
 	return 0;
 }
 
-/* The first block of a new directory: "." and "..". */
-int dir_init(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint32_t parent)
+/* Find a live entry; *bp holds its block (referenced), *offp its offset. */
+static int dir_find(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
+		    const char *name, size_t len, struct buf **bp, uint32_t *offp)
+{
+	uint32_t end = dir_data_end(fs->bsize), off;
+	uint64_t n, lblk;
+	struct buf *b;
+	int rc = dir_nblocks(fs, din, &n);
+
+	for (lblk = 0; lblk < n && !rc; lblk++) {
+		rc = dir_block(fs, dir, din, lblk, &b);
+		if (rc)
+			return rc;
+		for (off = 0; off < end; off += get16(b->data + off + DE_RECLEN)) {
+			const uint8_t *de = b->data + off;
+			if (get32(de + DE_INO) && de[DE_NAMELEN] == len &&
+			    !memcmp(de + DE_NAME, name, len)) {
+				*bp = b;
+				*offp = off;
+				return 0;
+			}
+		}
+		buf_put(fs, b);
+	}
+	return rc ? rc : -ENOENT;
+}
+
+/*
+ * Point an existing name at another inode (rename over a name, a moved
+ * directory's ".."), or at none (ino 0: the name is removed, a free slot
+ * stays).  The change waits for w.  *old gets the inode it named.
+ */
+int dir_set(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din, const char *name,
+	    size_t len, uint32_t ino, unsigned ftype, enum upd_kind kind,
+	    const struct waits *w, uint32_t *old, upd_id *id)
+{
+	struct buf *b;
+	uint32_t off;
+	upd_id u;
+	int rc = dir_find(fs, dir, din, name, len, &b, &off);
+
+	if (rc)
+		return rc;
+	*old = get32(b->data + off + DE_INO);
+	if (ino) {
+		buf_update(fs, b, off + DE_FTYPE, 1, kind, NULL);
+		b->data[off + DE_FTYPE] = (uint8_t)ftype;
+	}
+	u = buf_update(fs, b, off + DE_INO, 4, kind, w);
+	put32(b->data + off + DE_INO, ino);
+	buf_put(fs, b);
+	if (id)
+		*id = u;
+	return 0;
+}
+
+static int nonempty_fn(void *arg, const char *name, size_t len, uint32_t ino, unsigned ftype)
+{
+	(void)arg; (void)ino; (void)ftype;
+	return !((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'));
+}
+
+/* 1 when the directory holds nothing but "." and "..", 0 if more. */
+int dir_is_empty(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din)
+{
+	int rc = dir_iterate(fs, dir, din, nonempty_fn, NULL);
+	return rc < 0 ? rc : !rc;
+}
+
+/* The first block of a new directory: "." and "..", all of it one new
+ * block that the inode's pointer (through iw) waits for. */
+int dir_init(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint32_t parent,
+	     struct waits *iw)
 {
 	struct buf *b;
 	uint32_t dot = dirent_size(1);
-	int err = dir_grow(fs, ino, in, &b);
+	int err = dir_grow(fs, ino, in, iw, &b);
 
 	if (err)
 		return err;
-	put_entry(fs, b, 0, dot, ".", 1, ino, SUFS_FT_DIR);
-	put_entry(fs, b, dot, dir_data_end(fs->bsize) - dot, "..", 2, parent, SUFS_FT_DIR);
+	put_entry(fs, b, 0, dot, ".", 1, ino, SUFS_FT_DIR, NULL);
+	put_entry(fs, b, dot, dir_data_end(fs->bsize) - dot, "..", 2, parent, SUFS_FT_DIR, NULL);
 	buf_put(fs, b);
 	return 0;
 }

@@ -14,6 +14,13 @@
 
 #define CACHE_BYTES (64u << 20)
 
+double now_seconds_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 void fs_now(struct sufs_fs *fs, int64_t *sec, uint32_t *nsec)
 {
 	struct timespec ts;
@@ -58,6 +65,9 @@ int fs_alloc_struct(struct sufs_dev *dev, const struct sufs_super *sb, unsigned 
 		fs_free_struct(fs);
 		return -ENOMEM;
 	}
+	fs->mode = SUFS_MODE_SOFTDEP;
+	fs->dirty_percent = 50;
+	fs->max_age_ms = 30000;
 	err = cache_init(fs, CACHE_BYTES);
 	if (err) {
 		fs_free_struct(fs);
@@ -69,6 +79,7 @@ int fs_alloc_struct(struct sufs_dev *dev, const struct sufs_super *sb, unsigned 
 
 void fs_free_struct(struct sufs_fs *fs)
 {
+	deps_destroy(fs);
 	if (fs->cache.hash)
 		cache_destroy(fs);
 	free(fs->groups);
@@ -242,15 +253,30 @@ int sufs_open(const char *path, unsigned flags, struct sufs_fs **out)
 	return err;
 }
 
+/* Everything pending to disk, the summaries after it.  In async mode the
+ * blocks go out as they stand and one barrier closes the lot. */
+static int write_all(struct sufs_fs *fs)
+{
+	int err = 0;
+
+	if (fs->mode == SUFS_MODE_ASYNC) {
+		while (!err && (fs->cache.dirty || fs->deps.ndeferred))
+			err = cache_writeback(fs);
+	} else {
+		err = deps_drain(fs);
+	}
+	if (!err)
+		err = fs_write_gdt(fs);
+	return err;
+}
+
 int sufs_sync(struct sufs_fs *fs)
 {
 	int err;
 
 	if (!(fs->flags & SUFS_OPEN_RDWR))
 		return 0;
-	err = cache_flush(fs);
-	if (!err)
-		err = fs_write_gdt(fs);
+	err = write_all(fs);
 	if (!err)
 		err = sufs_dev_barrier(fs->dev);
 	if (!err && !fs->mkfs)
@@ -271,9 +297,10 @@ int sufs_close(struct sufs_fs *fs)
 	if (fs->flags & SUFS_OPEN_RDWR) {
 		if (!(fs->flags & SUFS_OPEN_NOFLAGS) || fs->sb_dirty || fs->mkfs)
 			fs->sb.state |= SUFS_STATE_CLEAN;
-		err = cache_flush(fs);
-		if (!err)
-			err = fs_write_gdt(fs);
+		/* a new file system went out whole before its superblock: it is
+		 * ready for the default mode */
+		fs->sb.write_mode = fs->mkfs ? SUFS_MODE_SOFTDEP : fs->mode;
+		err = write_all(fs);
 		if (!err)
 			err = sufs_dev_barrier(fs->dev);
 		if (!err)
@@ -286,6 +313,7 @@ int sufs_close(struct sufs_fs *fs)
 	return err;
 }
 
+/* A crash: whatever is only in memory is lost. */
 void sufs_abandon(struct sufs_fs *fs)
 {
 	sufs_dev_close(fs->dev);
@@ -317,11 +345,113 @@ int sufs_group_csum_bad(struct sufs_fs *fs, uint32_t group)
 
 void sufs_get_stats(struct sufs_fs *fs, struct sufs_stats *st)
 {
+	const struct deps *d = &fs->deps;
+
 	*st = fs->stats;
 	st->cache_blocks = fs->cache.count;
 	st->cache_bytes = (uint64_t)fs->cache.count * fs->bsize;
 	st->dirty_blocks = fs->cache.dirty;
 	st->barriers = fs->dev->barriers;
+	st->epochs = d->epochs;
+	st->updates = d->created;
+	st->merged = d->merged;
+	st->undone = d->undone;
+	st->pending = d->pending;
+	st->peak_pending = d->peak_pending;
+	st->dep_bytes = d->mem;
+	st->peak_dep_bytes = d->peak_mem;
+	st->undo_bytes = d->undo_bytes;
+	st->peak_undo_bytes = d->peak_undo;
+	st->deferred = d->ndeferred;
+}
+
+int sufs_set_mode(struct sufs_fs *fs, unsigned mode)
+{
+	int err;
+
+	if (mode > SUFS_MODE_ASYNC)
+		return -EINVAL;
+	if (mode == fs->mode)
+		return 0;
+	/* what was recorded under the old policy goes out under it */
+	err = sufs_sync(fs);
+	if (err)
+		return err;
+	fs->mode = mode;
+	fs->sb.write_mode = mode;
+	return 0;
+}
+
+void sufs_set_writeback(struct sufs_fs *fs, unsigned dirty_percent, unsigned max_age_ms)
+{
+	fs->dirty_percent = dirty_percent > 100 ? 100 : dirty_percent;
+	fs->max_age_ms = max_age_ms;
+	fs->cache.dirty_limit = fs->cache.limit * fs->dirty_percent / 100;
+}
+
+/* Budget of pending updates before write-back is forced. */
+#define PENDING_BUDGET 200000
+
+static int want_ordered(struct sufs_fs *fs, upd_id **ids, size_t *n)
+{
+	size_t i, cap = 0;
+	struct upd *u;
+
+	*ids = NULL;
+	*n = 0;
+	for (i = 0; i < fs->deps.nhash; i++) {
+		for (u = fs->deps.hash[i]; u; u = u->hnext) {
+			if (u->kind == UPD_DATA)
+				continue;
+			if (*n == cap) {
+				upd_id *p = realloc(*ids, (cap = cap * 2 + 64) * sizeof(**ids));
+				if (!p) {
+					free(*ids);
+					return -ENOMEM;
+				}
+				*ids = p;
+			}
+			(*ids)[(*n)++] = u->id;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The end of every operation that changes something: the write-back
+ * policy of the mode.  sync: every ordered update now, with what it waits
+ * for.  softdep: an epoch when too much is dirty, too much is pending or
+ * the last epoch is too old.  async: blocks out when too much is dirty.
+ */
+int fs_op_end(struct sufs_fs *fs, int err)
+{
+	struct cache *c = &fs->cache;
+	upd_id *ids;
+	size_t n;
+	int rc = 0;
+
+	if (!(fs->flags & SUFS_OPEN_RDWR))
+		return err;
+	switch (fs->mode) {
+	case SUFS_MODE_SYNC:
+		rc = want_ordered(fs, &ids, &n);
+		if (!rc && n)
+			rc = deps_flush_set(fs, ids, n);
+		else
+			free(ids);
+		break;
+	case SUFS_MODE_SOFTDEP:
+		if (c->dirty > c->dirty_limit || fs->deps.pending > PENDING_BUDGET ||
+		    (fs->max_age_ms && c->dirty &&
+		     now_seconds_mono() - fs->last_epoch > fs->max_age_ms / 1000.0))
+			rc = cache_writeback(fs);
+		break;
+	default:
+		if (c->dirty > c->dirty_limit)
+			rc = cache_writeback(fs);
+		break;
+	}
+	return err ? err : rc;
 }
 
 int sufs_bitmap_test(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int *set)
@@ -335,7 +465,7 @@ int sufs_bitmap_set(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int 
 
 	if (!(fs->flags & SUFS_OPEN_RDWR))
 		return -EROFS;
-	err = bitmap_set(fs, which, n, set);
+	err = bitmap_set(fs, which, n, set, NULL);
 	return err < 0 ? err : 0;
 }
 
@@ -363,8 +493,8 @@ int sufs_block_write(struct sufs_fs *fs, uint64_t blk, const void *buf)
 	if (err)
 		return err == -SUFS_ECORRUPT ? -EINVAL : err;
 	b->type = BUF_RAW;
-	buf_update(fs, b, 0, fs->bsize, UPD_DATA);
+	buf_update(fs, b, 0, fs->bsize, UPD_DATA, NULL);
 	memcpy(b->data, buf, fs->bsize);
 	buf_put(fs, b);
-	return 0;
+	return fs_op_end(fs, 0);
 }

@@ -62,11 +62,31 @@ int inode_load(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in)
 	return load(fs, ino, in, 0);
 }
 
-int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in)
+/*
+ * The ordered parts of an inode: what fsck reads to decide what an inode
+ * is and owns.  The block count (a summary), the timestamps and the
+ * checksum (sealed at write time) go out as they stand.
+ */
+static const struct { uint32_t off, end; } ordered[2] = {
+	{ 0, 24 },    /* mode, flags, links, uid, gid, size */
+	{ 80, 252 },  /* generation, rdev, block pointers */
+};
+
+/*
+ * Store an inode.  The change becomes updates of the ordered parts that
+ * changed, each waiting for w (a new inode: one update of all of it); the
+ * rest is a plain change.  *id (if not NULL) is an update that, once on
+ * disk, means all of this store is (the second part waits for the first).
+ */
+int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
+		enum upd_kind kind, const struct waits *w, upd_id *id)
 {
+	uint8_t raw[SUFS_INODE_SIZE], *old;
+	struct waits w2;
 	struct buf *b;
 	uint64_t blk;
-	uint32_t off;
+	uint32_t off, lo, hi, i, k;
+	upd_id last = 0;
 	int err = inode_locate(fs, ino, &blk, &off);
 
 	if (err)
@@ -74,13 +94,37 @@ int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in)
 	err = buf_get(fs, blk, BUF_ITABLE, &b);
 	if (err)
 		return err;
-	buf_update(fs, b, off, SUFS_INODE_SIZE, UPD_INODEDEP);
-	sufs_inode_encode(in, ino, b->data + off);
+	old = b->data + off;
+	sufs_inode_encode(in, ino, raw);
+	if (sufs_inode_is_zero(old)) {
+		last = buf_update(fs, b, off, SUFS_INODE_SIZE, kind, w);
+	} else {
+		w2 = w ? *w : (struct waits){ 0 };
+		for (k = 0; k < 2; k++) {
+			for (lo = ordered[k].off; lo < ordered[k].end && raw[lo] == old[lo]; lo++)
+				;
+			for (hi = ordered[k].end; hi > lo && raw[hi - 1] == old[hi - 1]; hi--)
+				;
+			if (lo == hi)
+				continue;
+			if (last)
+				waits_add(&w2, last);
+			last = buf_update(fs, b, off + lo, hi - lo,
+					  k ? (kind == UPD_INODEDEP ? UPD_ALLOCDIRECT : kind) : kind,
+					  &w2);
+		}
+		for (i = 0; i < SUFS_INODE_SIZE && raw[i] == old[i]; i++)
+			;
+		if (i < SUFS_INODE_SIZE)
+			buf_touch(fs, b);
+	}
+	memcpy(old, raw, SUFS_INODE_SIZE);
 	buf_put(fs, b);
+	if (id)
+		*id = last;
 	return 0;
 }
 
-/* Tools see every checksum failure, whatever the open flags. */
 int sufs_inode_get(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *out)
 {
 	return load(fs, ino, out, 1);
@@ -90,7 +134,7 @@ int sufs_inode_put(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in
 {
 	if (!(fs->flags & SUFS_OPEN_RDWR))
 		return -EROFS;
-	return inode_store(fs, ino, in);
+	return fs_op_end(fs, inode_store(fs, ino, in, UPD_INODEDEP, NULL, NULL));
 }
 
 /* Regular files, directories and long symlinks map blocks; the rest keep
@@ -200,52 +244,72 @@ uint64_t inode_goal(struct sufs_fs *fs, uint32_t ino)
 	return l.first_data;
 }
 
-/* A new, zeroed indirect block near goal. */
-static int new_indirect(struct sufs_fs *fs, struct sufs_inode *in, uint64_t goal, uint64_t *blk)
+/*
+ * A new block near goal, zero-filled in the cache, its contents one update
+ * that waits for nothing (so it keeps no old bytes).  Into w go what a
+ * pointer to it must wait for: its bitmap bit and its contents (rule 1).
+ * The caller may fill the buffer further (its changes merge into that
+ * update) and must buf_put() it.
+ */
+int block_new(struct sufs_fs *fs, uint64_t goal, enum buf_type type, enum upd_kind kind,
+	      uint64_t *blk, struct buf **out, struct waits *w)
 {
-	struct buf *b;
-	int err = alloc_block(fs, goal, blk);
+	upd_id bit;
+	int err = alloc_block(fs, goal, blk, &bit);
 
 	if (err)
 		return err;
-	err = buf_get_new(fs, *blk, BUF_IND, &b);
+	err = buf_get_new(fs, *blk, type, out);
 	if (err)
-		return err;
-	buf_update(fs, b, 0, fs->bsize, UPD_INDIRDEP);
-	buf_put(fs, b);
-	in->blocks++;
+		return err; /* the bit stays set: a leak, never a double use */
+	waits_add(w, bit);
+	waits_add(w, buf_update(fs, *out, 0, fs->bsize, kind, NULL));
 	return 0;
 }
 
 /*
- * Map logical block lblk of the inode, allocating it (and the indirect
- * blocks on its path) near goal when it is a hole.  in is changed in memory
- * (pointers, block count); the caller stores it.  *is_new tells whether the
- * data block was just allocated: its contents are then undefined until the
- * caller writes them.
+ * Make pblk the block of logical block lblk, a hole until now.  The
+ * pointer waits for pw (the block's bitmap bit and contents).  Indirect
+ * blocks missing on the path are made here, near goal, and pointers to
+ * them wait for them; with pblk 0 only the path is made (so that indirect
+ * blocks come before the data they map).  A pointer that lands in the inode itself is set in *in, and what
+ * it waits for is added to iw: the caller stores the inode with iw.
  */
-int bmap_alloc(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t goal,
-	       uint64_t *pblk, int *is_new)
+int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t pblk,
+	     uint64_t goal, const struct waits *pw, struct waits *iw)
 {
 	uint32_t idx[4];
 	int depth, level, err;
 	uint64_t ptr, child;
-	struct buf *b;
+	struct waits cw;
+	struct buf *b, *nb;
+	unsigned i;
 
-	*is_new = 0;
 	err = bmap_path(fs, lblk, &depth, idx);
 	if (err)
 		return err;
+	if (depth == 0) {
+		if (!pblk)
+			return 0;
+		in->block[idx[0]] = pblk;
+		in->blocks++;
+		for (i = 0; i < pw->n; i++)
+			if ((err = waits_add(iw, pw->id[i])) != 0)
+				return err;
+		return 0;
+	}
 	ptr = in->block[idx[0]];
 	if (!ptr) {
-		err = depth ? new_indirect(fs, in, goal, &ptr) : alloc_block(fs, goal, &ptr);
+		cw.n = 0;
+		err = block_new(fs, goal, BUF_IND, UPD_INDIRDEP, &ptr, &nb, &cw);
 		if (err)
 			return err;
-		if (!depth) {
-			in->blocks++;
-			*is_new = 1;
-		}
+		buf_put(fs, nb);
 		in->block[idx[0]] = ptr;
+		in->blocks++;
+		for (i = 0; i < cw.n; i++)
+			if ((err = waits_add(iw, cw.id[i])) != 0)
+				return err;
 	}
 	for (level = 1; level <= depth; level++) {
 		if (!block_in_range(fs, ptr))
@@ -254,29 +318,31 @@ int bmap_alloc(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_
 		if (err)
 			return err;
 		child = get64(b->data + 8 * idx[level]);
-		if (!child) {
-			if (level < depth) {
-				err = new_indirect(fs, in, ptr + 1, &child);
-			} else {
-				err = alloc_block(fs, goal, &child);
-				if (!err) {
-					in->blocks++;
-					*is_new = 1;
-				}
+		if (level == depth && !pblk) {
+			/* only the path was asked for */
+		} else if (level == depth) {
+			if (child) {
+				buf_put(fs, b);
+				return -EEXIST;
 			}
+			buf_update(fs, b, 8 * idx[level], 8, UPD_ALLOCINDIR, pw);
+			put64(b->data + 8 * idx[level], pblk);
+			in->blocks++;
+		} else if (!child) {
+			cw.n = 0;
+			err = block_new(fs, ptr + 1, BUF_IND, UPD_INDIRDEP, &child, &nb, &cw);
 			if (err) {
 				buf_put(fs, b);
 				return err;
 			}
-			buf_update(fs, b, 8 * idx[level], 8, UPD_ALLOCINDIR);
+			buf_put(fs, nb);
+			buf_update(fs, b, 8 * idx[level], 8, UPD_ALLOCINDIR, &cw);
 			put64(b->data + 8 * idx[level], child);
+			in->blocks++;
 		}
 		buf_put(fs, b);
 		ptr = child;
 	}
-	if (!block_in_range(fs, ptr))
-		return -SUFS_ECORRUPT;
-	*pblk = ptr;
 	return 0;
 }
 
@@ -325,23 +391,30 @@ static int walk_tree(struct walk *w, uint64_t ptr, int level, uint64_t lblk)
 	return rc;
 }
 
-int sufs_block_iterate(struct sufs_fs *fs, uint32_t ino, sufs_block_fn fn, void *arg)
+/* Visit every block the given inode maps (it need not be stored). */
+int inode_walk(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in, sufs_block_fn fn,
+	       void *arg)
 {
-	struct sufs_inode in;
 	struct walk w = { fs, ino, fn, arg };
 	uint64_t p = fs->ptrs, first[3] = { SUFS_NDIR, SUFS_NDIR + p, SUFS_NDIR + p + p * p };
 	uint32_t i;
-	int rc = inode_load(fs, ino, &in);
+	int rc = 0;
 
-	if (rc)
-		return rc;
-	if (!inode_has_blocks(&in))
+	if (!inode_has_blocks(in))
 		return 0;
 	for (i = 0; i < SUFS_NDIR && !rc; i++)
-		if (in.block[i])
-			rc = walk_tree(&w, in.block[i], 0, i);
+		if (in->block[i])
+			rc = walk_tree(&w, in->block[i], 0, i);
 	for (i = 0; i < 3 && !rc; i++)
-		if (in.block[SUFS_IND + i])
-			rc = walk_tree(&w, in.block[SUFS_IND + i], (int)i + 1, first[i]);
+		if (in->block[SUFS_IND + i])
+			rc = walk_tree(&w, in->block[SUFS_IND + i], (int)i + 1, first[i]);
 	return rc;
+}
+
+int sufs_block_iterate(struct sufs_fs *fs, uint32_t ino, sufs_block_fn fn, void *arg)
+{
+	struct sufs_inode in;
+	int rc = inode_load(fs, ino, &in);
+
+	return rc ? rc : inode_walk(fs, ino, &in, fn, arg);
 }

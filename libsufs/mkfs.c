@@ -160,8 +160,8 @@ static int init_group_bitmaps(struct sufs_fs *fs, uint32_t g)
 		buf_put(fs, bb);
 		return err;
 	}
-	buf_update(fs, bb, 0, fs->bsize, UPD_BMSAFEMAP);
-	buf_update(fs, ib, 0, fs->bsize, UPD_BMSAFEMAP);
+	buf_update(fs, bb, 0, fs->bsize, UPD_BMSAFEMAP, NULL);
+	buf_update(fs, ib, 0, fs->bsize, UPD_BMSAFEMAP, NULL);
 	nbits = (uint64_t)fs->bsize * 8;
 	for (i = 0; i < nbits; i++)
 		if (i < l.first_data - l.start || i >= l.end - l.start)
@@ -180,11 +180,12 @@ static int init_group_bitmaps(struct sufs_fs *fs, uint32_t g)
 static int make_root(struct sufs_fs *fs, const struct sufs_mkfs_opts *o)
 {
 	struct sufs_inode in;
+	struct waits iw = { 0 };
 	int err;
 
 	/* inode 1 is reserved; the root is inode 2 */
-	if ((err = bitmap_set(fs, SUFS_BITMAP_INODE, 1, 1)) < 0 ||
-	    (err = bitmap_set(fs, SUFS_BITMAP_INODE, SUFS_ROOT_INO, 1)) < 0)
+	if ((err = bitmap_set(fs, SUFS_BITMAP_INODE, 1, 1, NULL)) < 0 ||
+	    (err = bitmap_set(fs, SUFS_BITMAP_INODE, SUFS_ROOT_INO, 1, NULL)) < 0)
 		return err;
 	fs->groups[0].used_dirs++;
 	memset(&in, 0, sizeof(in));
@@ -196,9 +197,9 @@ static int make_root(struct sufs_fs *fs, const struct sufs_mkfs_opts *o)
 	in.atime = in.ctime = in.crtime = in.mtime;
 	in.atime_ns = in.ctime_ns = in.crtime_ns = in.mtime_ns;
 	in.generation = fs->next_generation++;
-	err = dir_init(fs, SUFS_ROOT_INO, &in, SUFS_ROOT_INO);
+	err = dir_init(fs, SUFS_ROOT_INO, &in, SUFS_ROOT_INO, &iw);
 	if (!err)
-		err = inode_store(fs, SUFS_ROOT_INO, &in);
+		err = inode_store(fs, SUFS_ROOT_INO, &in, UPD_INODEDEP, &iw, NULL);
 	return err;
 }
 
@@ -229,6 +230,9 @@ int sufs_mkfs(struct sufs_dev *dev, const struct sufs_mkfs_opts *o, struct sufs_
 	if (err)
 		return err;
 	fs->mkfs = 1;
+	/* Nothing claims to be a file system until the superblock goes out,
+	 * last: mkfs needs no ordering, so it writes without any. */
+	fs->mode = SUFS_MODE_ASYNC;
 	if (o->fixed_time)
 		sufs_set_clock(fs, o->time_sec, o->time_nsec);
 	fs->next_generation = 1;

@@ -319,6 +319,87 @@ int sufs_namei_parent(struct sufs_fs *fs, uint32_t cwd, const char *path, uint32
 	return err;
 }
 
+/* ---- freeing ------------------------------------------------------------------- */
+
+struct blist {
+	uint64_t *blk;
+	size_t n, cap;
+};
+
+static int blist_add(struct blist *l, uint64_t blk)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		uint64_t *p = realloc(l->blk, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		l->blk = p;
+		l->cap = cap;
+	}
+	l->blk[l->n++] = blk;
+	return 0;
+}
+
+static int collect_fn(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t pblk,
+		      int level, int bad, void *arg)
+{
+	(void)fs; (void)ino; (void)lblk; (void)level;
+	return bad ? 0 : blist_add(arg, pblk);
+}
+
+/* Deferred: the pointers to these blocks are cleared on disk (rule 2). */
+struct freeing {
+	uint32_t ino;             /* an inode number to free too, or 0 */
+	int was_dir;
+	struct blist blocks;
+};
+
+static int freeing_run(struct sufs_fs *fs, void *arg)
+{
+	struct freeing *f = arg;
+	size_t i;
+	int err = 0, e;
+
+	for (i = 0; fs && i < f->blocks.n; i++)
+		if ((e = free_block(fs, f->blocks.blk[i])) && !err)
+			err = e;
+	if (fs && f->ino && (e = free_inode(fs, f->ino, f->was_dir)) && !err)
+		err = e;
+	free(f->blocks.blk);
+	free(f);
+	return err;
+}
+
+/*
+ * Free an inode no name reaches any more: it is zeroed on disk once w is
+ * (the removal of its last name), and its blocks and number go back to the
+ * bitmaps once the zeroed inode is on disk.
+ */
+static int inode_free(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
+		      const struct waits *w)
+{
+	struct sufs_inode zero;
+	struct freeing *f = calloc(1, sizeof(*f));
+	upd_id z;
+	int err;
+
+	if (!f)
+		return -ENOMEM;
+	f->ino = ino;
+	f->was_dir = S_ISDIR(in->mode);
+	err = inode_walk(fs, ino, in, collect_fn, &f->blocks);
+	if (!err) {
+		memset(&zero, 0, sizeof(zero));
+		err = inode_store(fs, ino, &zero, UPD_FREEFILE, w, &z);
+	}
+	if (err) {
+		free(f->blocks.blk);
+		free(f);
+		return err;
+	}
+	return deps_defer(fs, &z, 1, freeing_run, f);
+}
+
 /* ---- creating names ---------------------------------------------------------- */
 
 static int check_name(const char *name, size_t len)
@@ -329,12 +410,15 @@ static int check_name(const char *name, size_t len)
 		return -ENAMETOOLONG;
 	if (memchr(name, '/', len) || memchr(name, 0, len))
 		return -EINVAL;
-	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
-		return -EEXIST;
 	return 0;
 }
 
-/* Load a directory that a new name goes into. */
+static int is_dot(const char *name, size_t len)
+{
+	return (len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.');
+}
+
+/* Load a directory that a name goes into or out of. */
 static int load_parent(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din)
 {
 	int err = writable(fs);
@@ -344,85 +428,53 @@ static int load_parent(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din)
 	if (!err && !S_ISDIR(din->mode))
 		err = -ENOTDIR;
 	if (!err && din->links == 0)
-		err = -ENOENT; /* removed, still open */
+		err = -ENOENT; /* removed */
 	return err;
 }
 
-struct blist {
-	uint64_t *blk;
-	size_t n, cap;
-};
-
-static int collect_fn(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t pblk,
-		      int level, int bad, void *arg)
+/* A directory's times after a change of its entries: outside the ordering. */
+static int touch_dir(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din,
+		     const struct waits *iw)
 {
-	struct blist *l = arg;
-	(void)fs; (void)ino; (void)lblk; (void)level;
-	if (bad)
-		return 0;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		uint64_t *p = realloc(l->blk, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		l->blk = p;
-		l->cap = cap;
-	}
-	l->blk[l->n++] = pblk;
-	return 0;
-}
-
-/*
- * Undo the making of an inode that no name reaches yet: free its blocks and
- * its number.  Nothing on disk can point to it, so rule 2 holds trivially.
- */
-static void release_inode(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in)
-{
-	struct blist l = { NULL, 0, 0 };
-	uint32_t g = (ino - 1) / fs->sb.inodes_per_group;
-	int was_dir = S_ISDIR(in->mode);
-	size_t i;
-
-	if (inode_store(fs, ino, in) == 0 && sufs_block_iterate(fs, ino, collect_fn, &l) == 0) {
-		for (i = 0; i < l.n; i++) {
-			bitmap_set(fs, SUFS_BITMAP_BLOCK, l.blk[i], 0);
-			buf_forget(fs, l.blk[i]);
-		}
-	}
-	free(l.blk);
-	memset(in, 0, sizeof(*in));
-	inode_store(fs, ino, in);
-	if (bitmap_set(fs, SUFS_BITMAP_INODE, ino, 0) == 1 && was_dir)
-		fs->groups[g].used_dirs--;
+	set_now(fs, din, 0, 1, 1);
+	return inode_store(fs, dir, din, UPD_INODEDEP, iw, NULL);
 }
 
 /*
  * Make a new inode of the given mode and name it in dir.  Rule 1 in order:
- * the bitmap bit, then the initialised inode, then the entry.  init() fills
- * in what is particular to the type (a directory's first block, a symlink's
- * target) before the entry is made.
+ * the bitmap bit, then the initialised inode (with whatever init() made for
+ * it: a directory's first block, a symlink's block), then the entry; for a
+ * directory also the parent's raised link count before the entry.
  */
 typedef int (*init_fn)(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in,
-		       uint32_t dir, const void *arg);
+		       uint32_t dir, const void *arg, struct waits *iw);
 
 static int make_node(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len,
 		     uint32_t mode, const struct sufs_cred *cred, init_fn init,
 		     const void *arg, uint32_t *out)
 {
 	struct sufs_inode din, in;
-	uint32_t ino;
-	int is_dir = S_ISDIR(mode), raised = 0, err;
+	struct waits iw = { 0 }, ew = { 0 }, dw = { 0 };
+	uint32_t ino, other;
+	upd_id bit, id;
+	int is_dir = S_ISDIR(mode), err;
 
 	err = check_name(name, len);
+	if (!err && is_dot(name, len))
+		err = -EEXIST;
 	if (!err)
 		err = load_parent(fs, dir, &din);
 	if (err)
 		return err;
+	err = dir_lookup(fs, dir, &din, name, len, &other);
+	if (err != -ENOENT)
+		return err ? err : -EEXIST;
 	if (is_dir && din.links >= SUFS_LINK_MAX)
 		return -EMLINK;
-	err = alloc_inode(fs, dir, is_dir, &ino);
+	err = alloc_inode(fs, dir, is_dir, &ino, &bit);
 	if (err)
 		return err;
+	waits_add(&iw, bit);
 	memset(&in, 0, sizeof(in));
 	in.mode = (uint16_t)mode;
 	in.links = is_dir ? 2 : 1;
@@ -432,27 +484,32 @@ static int make_node(struct sufs_fs *fs, uint32_t dir, const char *name, size_t 
 	set_now(fs, &in, 1, 1, 1);
 	in.crtime = in.ctime;
 	in.crtime_ns = in.ctime_ns;
-	err = init ? init(fs, ino, &in, dir, arg) : 0;
+	err = init ? init(fs, ino, &in, dir, arg, &iw) : 0;
 	if (!err)
-		err = inode_store(fs, ino, &in);
-	if (!err && is_dir) {
-		din.links++; /* the child's ".." */
-		raised = 1;
-		err = inode_store(fs, dir, &din);
-	}
-	if (!err)
-		err = dir_add(fs, dir, &din, name, len, ino, sufs_ftype_of_mode(mode));
+		err = inode_store(fs, ino, &in, UPD_INODEDEP, &iw, &id);
 	if (err) {
-		/* nothing names the new inode: give back what it holds */
-		if (raised) {
-			din.links--;
-			inode_store(fs, dir, &din);
-		}
-		release_inode(fs, ino, &in);
+		free_inode(fs, ino, is_dir); /* nothing on disk can point to it yet */
 		return err;
 	}
-	set_now(fs, &din, 0, 1, 1);
-	err = inode_store(fs, dir, &din);
+	waits_add(&ew, id);
+	if (is_dir) {
+		din.links++; /* the child's ".." */
+		err = inode_store(fs, dir, &din, UPD_INODEDEP, NULL, &id);
+		waits_add(&ew, id);
+	}
+	if (!err)
+		err = dir_add(fs, dir, &din, name, len, ino, sufs_ftype_of_mode(mode), &ew, &dw,
+			      NULL);
+	if (err) {
+		/* no name reaches the new inode: give it back */
+		if (is_dir) {
+			din.links--;
+			inode_store(fs, dir, &din, UPD_INODEDEP, NULL, NULL);
+		}
+		inode_free(fs, ino, &in, NULL);
+		return err;
+	}
+	err = touch_dir(fs, dir, &din, &dw);
 	if (!err)
 		*out = ino;
 	return err;
@@ -470,7 +527,9 @@ int sufs_create(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len, 
 		const struct sufs_cred *cred, uint32_t *ino)
 {
 	int err = perm_only(mode, S_IFREG, &mode);
-	return err ? err : make_node(fs, dir, name, len, mode, cred, NULL, NULL, ino);
+	if (!err)
+		err = make_node(fs, dir, name, len, mode, cred, NULL, NULL, ino);
+	return fs_op_end(fs, err);
 }
 
 struct rdev {
@@ -478,10 +537,10 @@ struct rdev {
 };
 
 static int init_node(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint32_t dir,
-		     const void *arg)
+		     const void *arg, struct waits *iw)
 {
 	const struct rdev *r = arg;
-	(void)fs; (void)ino; (void)dir;
+	(void)fs; (void)ino; (void)dir; (void)iw;
 	if (S_ISCHR(in->mode) || S_ISBLK(in->mode)) {
 		in->rdev_major = r->major;
 		in->rdev_minor = r->minor;
@@ -504,21 +563,24 @@ int sufs_mknod(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len, u
 	default:
 		return -EINVAL;
 	}
-	return make_node(fs, dir, name, len, mode & (S_IFMT | 07777), cred, init_node, &r, ino);
+	return fs_op_end(fs, make_node(fs, dir, name, len, mode & (S_IFMT | 07777), cred,
+				       init_node, &r, ino));
 }
 
 static int init_dir(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint32_t dir,
-		    const void *arg)
+		    const void *arg, struct waits *iw)
 {
 	(void)arg;
-	return dir_init(fs, ino, in, dir);
+	return dir_init(fs, ino, in, dir, iw);
 }
 
 int sufs_mkdir(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len, uint32_t mode,
 	       const struct sufs_cred *cred, uint32_t *ino)
 {
 	int err = perm_only(mode, S_IFDIR, &mode);
-	return err ? err : make_node(fs, dir, name, len, mode, cred, init_dir, NULL, ino);
+	if (!err)
+		err = make_node(fs, dir, name, len, mode, cred, init_dir, NULL, ino);
+	return fs_op_end(fs, err);
 }
 
 struct target {
@@ -527,14 +589,15 @@ struct target {
 };
 
 /* A symlink's target: in the inode when short, else in one data block that
- * is written before the pointer to it. */
+ * the pointer to it waits for. */
 static int init_symlink(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint32_t dir,
-			const void *arg)
+			const void *arg, struct waits *iw)
 {
 	const struct target *t = arg;
+	struct waits pw = { 0 };
 	uint64_t pblk;
 	struct buf *b;
-	int is_new, err;
+	int err;
 
 	(void)dir;
 	in->size = t->len;
@@ -542,16 +605,12 @@ static int init_symlink(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in,
 		fast_target_set(in, t->s, t->len);
 		return 0;
 	}
-	err = bmap_alloc(fs, in, 0, inode_goal(fs, ino), &pblk, &is_new);
+	err = block_new(fs, inode_goal(fs, ino), BUF_DATA, UPD_DATA, &pblk, &b, &pw);
 	if (err)
 		return err;
-	err = buf_get_new(fs, pblk, BUF_DATA, &b);
-	if (err)
-		return err;
-	buf_update(fs, b, 0, fs->bsize, UPD_DATA);
 	memcpy(b->data, t->s, t->len);
 	buf_put(fs, b);
-	return 0;
+	return bmap_set(fs, in, 0, pblk, pblk, &pw, iw);
 }
 
 int sufs_symlink(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len,
@@ -563,14 +622,20 @@ int sufs_symlink(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len,
 		return -ENOENT;
 	if (t.len >= SUFS_PATH_MAX || t.len > fs->bsize)
 		return -ENAMETOOLONG;
-	return make_node(fs, dir, name, len, S_IFLNK | 0777, cred, init_symlink, &t, ino);
+	return fs_op_end(fs, make_node(fs, dir, name, len, S_IFLNK | 0777, cred, init_symlink,
+				       &t, ino));
 }
 
-int sufs_link(struct sufs_fs *fs, uint32_t ino, uint32_t dir, const char *name, size_t len)
+static int do_link(struct sufs_fs *fs, uint32_t ino, uint32_t dir, const char *name, size_t len)
 {
 	struct sufs_inode din, in;
+	struct waits ew = { 0 }, dw = { 0 };
+	uint32_t other;
+	upd_id id;
 	int err = check_name(name, len);
 
+	if (!err && is_dot(name, len))
+		err = -EEXIST;
 	if (!err)
 		err = load_parent(fs, dir, &din);
 	if (!err)
@@ -581,31 +646,301 @@ int sufs_link(struct sufs_fs *fs, uint32_t ino, uint32_t dir, const char *name, 
 		return -EPERM;
 	if (in.links >= SUFS_LINK_MAX)
 		return -EMLINK;
+	err = dir_lookup(fs, dir, &din, name, len, &other);
+	if (err != -ENOENT)
+		return err ? err : -EEXIST;
 	/* rule 1: the link count goes up before the new name exists */
 	in.links++;
 	set_now(fs, &in, 0, 0, 1);
-	err = inode_store(fs, ino, &in);
+	err = inode_store(fs, ino, &in, UPD_INODEDEP, NULL, &id);
 	if (err)
 		return err;
-	err = dir_add(fs, dir, &din, name, len, ino, sufs_ftype_of_mode(in.mode));
+	waits_add(&ew, id);
+	err = dir_add(fs, dir, &din, name, len, ino, sufs_ftype_of_mode(in.mode), &ew, &dw, NULL);
 	if (err) {
 		in.links--;
-		inode_store(fs, ino, &in);
+		inode_store(fs, ino, &in, UPD_INODEDEP, NULL, NULL);
 		return err;
 	}
-	set_now(fs, &din, 0, 1, 1);
-	return inode_store(fs, dir, &din);
+	return touch_dir(fs, dir, &din, &dw);
+}
+
+int sufs_link(struct sufs_fs *fs, uint32_t ino, uint32_t dir, const char *name, size_t len)
+{
+	return fs_op_end(fs, do_link(fs, ino, dir, name, len));
+}
+
+/* ---- removing names ------------------------------------------------------------ */
+
+/*
+ * Drop one link of ino once removal (the update that took a name away) is
+ * on disk (rule 3).  A directory, or a file at its last link, is freed.
+ */
+static int drop_link(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, upd_id removal)
+{
+	struct waits w = { 0 };
+
+	waits_add(&w, removal);
+	if (S_ISDIR(in->mode) || in->links <= 1)
+		return inode_free(fs, ino, in, &w);
+	in->links--;
+	set_now(fs, in, 0, 0, 1);
+	return inode_store(fs, ino, in, UPD_INODEDEP, &w, NULL);
+}
+
+/* The update that frees ino's inode bytes, if pending (to wait for it). */
+static upd_id inode_last_update(struct sufs_fs *fs, uint32_t ino)
+{
+	struct sufs_group_layout l;
+	uint32_t g = (ino - 1) / fs->sb.inodes_per_group, idx, off;
+	struct buf *b;
+	struct upd *u;
+	upd_id last = 0;
+
+	idx = (ino - 1) % fs->sb.inodes_per_group;
+	sufs_group_layout(&fs->sb, g, &l);
+	b = cache_lookup(fs, l.inode_table + idx / fs->inodes_per_block);
+	off = (idx % fs->inodes_per_block) * SUFS_INODE_SIZE;
+	for (u = b ? b->upds : NULL; u; u = u->bnext)
+		if (u->off < off + SUFS_INODE_SIZE && off < u->off + u->len)
+			last = u->id;
+	return last;
+}
+
+static int do_unlink(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len, int rmdir)
+{
+	struct sufs_inode din, in;
+	uint32_t ino, old;
+	upd_id removal;
+	struct waits pw = { 0 };
+	int err = check_name(name, len);
+
+	if (!err && is_dot(name, len))
+		err = rmdir ? (len == 1 ? -EINVAL : -ENOTEMPTY) : -EISDIR;
+	if (!err)
+		err = load_parent(fs, dir, &din);
+	if (!err)
+		err = dir_lookup(fs, dir, &din, name, len, &ino);
+	if (!err && !inode_valid_ino(fs, ino))
+		err = -SUFS_ECORRUPT;
+	if (!err)
+		err = load_live(fs, ino, &in);
+	if (err)
+		return err;
+	if (rmdir) {
+		if (!S_ISDIR(in.mode))
+			return -ENOTDIR;
+		if (ino == SUFS_ROOT_INO)
+			return -EBUSY;
+		err = dir_is_empty(fs, ino, &in);
+		if (err <= 0)
+			return err < 0 ? err : -ENOTEMPTY;
+	} else if (S_ISDIR(in.mode)) {
+		return -EISDIR;
+	}
+	/* rule 3: the name goes first; the link count follows it to disk */
+	err = dir_set(fs, dir, &din, name, len, 0, 0, UPD_DIRREM, NULL, &old, &removal);
+	if (!err)
+		err = drop_link(fs, ino, &in, removal);
+	if (!err && rmdir) {
+		/* the parent loses the child's ".." once the child is gone on disk */
+		waits_add(&pw, inode_last_update(fs, ino));
+		din.links--;
+		err = inode_store(fs, dir, &din, UPD_INODEDEP, &pw, NULL);
+	}
+	if (!err)
+		err = touch_dir(fs, dir, &din, NULL);
+	return err;
+}
+
+int sufs_unlink(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len)
+{
+	return fs_op_end(fs, do_unlink(fs, dir, name, len, 0));
+}
+
+int sufs_rmdir(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len)
+{
+	return fs_op_end(fs, do_unlink(fs, dir, name, len, 1));
+}
+
+/* ---- rename ------------------------------------------------------------------------- */
+
+/* Is dir inside the tree of top (or top itself)?  Walks ".." up to the root. */
+static int is_within(struct sufs_fs *fs, uint32_t dir, uint32_t top)
+{
+	unsigned depth = 0;
+	uint32_t up;
+	int err;
+
+	while (dir != top) {
+		if (dir == SUFS_ROOT_INO)
+			return 0;
+		err = sufs_lookup(fs, dir, "..", 2, &up);
+		if (err)
+			return err;
+		if (up == dir || ++depth > fs->sb.inodes_count)
+			return -SUFS_ECORRUPT;
+		dir = up;
+	}
+	return 1;
+}
+
+static int do_rename(struct sufs_fs *fs, uint32_t sdir, const char *sname, size_t slen,
+		     uint32_t ddir, const char *dname, size_t dlen)
+{
+	struct sufs_inode sdin, ddin, in, tin;
+	struct waits w = { 0 }, dw = { 0 };
+	uint32_t ino, tino = 0, old;
+	upd_id raised, named, removed, id;
+	int is_dir, moving, err;
+
+	err = check_name(sname, slen);
+	if (!err)
+		err = check_name(dname, dlen);
+	if (!err && (is_dot(sname, slen) || is_dot(dname, dlen)))
+		err = -EINVAL;
+	if (!err)
+		err = load_parent(fs, sdir, &sdin);
+	if (!err)
+		err = load_parent(fs, ddir, &ddin);
+	if (!err)
+		err = dir_lookup(fs, sdir, &sdin, sname, slen, &ino);
+	if (!err)
+		err = load_live(fs, ino, &in);
+	if (err)
+		return err;
+	is_dir = S_ISDIR(in.mode);
+	moving = is_dir && sdir != ddir;
+	if (moving) {
+		err = is_within(fs, ddir, ino);
+		if (err)
+			return err < 0 ? err : -EINVAL;
+	}
+	err = dir_lookup(fs, ddir, &ddin, dname, dlen, &tino);
+	if (err == -ENOENT)
+		tino = 0;
+	else if (err)
+		return err;
+	if (tino == ino)
+		return 0; /* two names of one file: nothing to do */
+	if (tino) {
+		err = load_live(fs, tino, &tin);
+		if (err)
+			return err;
+		if (S_ISDIR(tin.mode) && !is_dir)
+			return -EISDIR;
+		if (!S_ISDIR(tin.mode) && is_dir)
+			return -ENOTDIR;
+		if (S_ISDIR(tin.mode)) {
+			err = dir_is_empty(fs, tino, &tin);
+			if (err <= 0)
+				return err < 0 ? err : -ENOTEMPTY;
+		}
+	}
+	if (moving && !tino && ddin.links >= SUFS_LINK_MAX)
+		return -EMLINK;
+
+	/* the link count goes up before the new name exists (rule 1) ... */
+	in.links++;
+	set_now(fs, &in, 0, 0, 1);
+	err = inode_store(fs, ino, &in, UPD_INODEDEP, NULL, &raised);
+	if (err)
+		return err;
+	waits_add(&w, raised);
+	/* ... the new name, over the old target's if there is one ... */
+	if (tino)
+		err = dir_set(fs, ddir, &ddin, dname, dlen, ino, sufs_ftype_of_mode(in.mode),
+			      UPD_DIRADD, &w, &old, &named);
+	else
+		err = dir_add(fs, ddir, &ddin, dname, dlen, ino, sufs_ftype_of_mode(in.mode), &w,
+			      &dw, &named);
+	if (err) {
+		in.links--;
+		inode_store(fs, ino, &in, UPD_INODEDEP, NULL, NULL);
+		return err;
+	}
+	err = touch_dir(fs, ddir, &ddin, &dw);
+	/* ... then the old name goes, only once the new one is on disk (rule 3) ... */
+	if (!err && sdir == ddir)
+		err = load_live(fs, sdir, &sdin); /* the directory may have grown */
+	w.n = 0;
+	waits_add(&w, named);
+	if (!err)
+		err = dir_set(fs, sdir, &sdin, sname, slen, 0, 0, UPD_DIRREM, &w, &old, &removed);
+	if (err)
+		return err;
+	/* ... and the link count comes down after it */
+	w.n = 0;
+	waits_add(&w, removed);
+	in.links--;
+	err = inode_store(fs, ino, &in, UPD_INODEDEP, &w, NULL);
+	/* the target lost its name to the new entry */
+	if (!err && tino)
+		err = drop_link(fs, tino, &tin, named);
+	if (!err && moving) {
+		/* the new parent gains the ".." link before ".." points to it;
+		 * the old parent loses it after */
+		if (!tino) {
+			err = load_live(fs, ddir, &ddin);
+			if (!err) {
+				ddin.links++;
+				err = inode_store(fs, ddir, &ddin, UPD_INODEDEP, NULL, &id);
+			}
+		} else {
+			id = 0; /* the replaced directory's ".." link passes to us */
+		}
+		w.n = 0;
+		waits_add(&w, id);
+		if (!err)
+			err = dir_set(fs, ino, &in, "..", 2, ddir, SUFS_FT_DIR, UPD_DIRADD, &w, &old,
+				      &id);
+		w.n = 0;
+		waits_add(&w, id);
+		if (!err)
+			err = load_live(fs, sdir, &sdin);
+		if (!err) {
+			sdin.links--;
+			err = inode_store(fs, sdir, &sdin, UPD_INODEDEP, &w, NULL);
+		}
+	} else if (!err && tino && S_ISDIR(tin.mode)) {
+		/* a directory replaced in place: its ".." link to ddir goes with it */
+		w.n = 0;
+		waits_add(&w, inode_last_update(fs, tino));
+		err = load_live(fs, ddir, &ddin);
+		if (!err) {
+			ddin.links--;
+			err = inode_store(fs, ddir, &ddin, UPD_INODEDEP, &w, NULL);
+		}
+	}
+	if (!err && sdir != ddir) {
+		err = load_live(fs, sdir, &sdin);
+		if (!err)
+			err = touch_dir(fs, sdir, &sdin, NULL);
+	}
+	return err;
+}
+
+int sufs_rename(struct sufs_fs *fs, uint32_t sdir, const char *sname, size_t slen,
+		uint32_t ddir, const char *dname, size_t dlen)
+{
+	return fs_op_end(fs, do_rename(fs, sdir, sname, slen, ddir, dname, dlen));
 }
 
 /* ---- file contents and attributes ---------------------------------------------- */
 
-int sufs_write(struct sufs_fs *fs, uint32_t ino, uint64_t off, const void *buf, size_t len)
+/*
+ * Write len bytes at off.  A new block is filled before the pointer to it
+ * is set, and the pointer waits for the block's contents and bitmap bit
+ * (rule 1); a block being overwritten is just changed.
+ */
+static int do_write(struct sufs_fs *fs, uint32_t ino, uint64_t off, const void *buf, size_t len)
 {
 	struct sufs_inode in;
+	struct waits iw = { 0 }, pw;
 	const uint8_t *src = buf;
 	uint64_t pblk, goal, maxbytes;
 	struct buf *b;
-	int is_new, err = writable(fs);
+	int err = writable(fs);
 
 	if (!err)
 		err = load_live(fs, ino, &in);
@@ -627,35 +962,182 @@ int sufs_write(struct sufs_fs *fs, uint32_t ino, uint64_t off, const void *buf, 
 	while (len) {
 		uint32_t boff = (uint32_t)(off & (fs->bsize - 1));
 		size_t n = fs->bsize - boff < len ? fs->bsize - boff : len;
+		uint64_t lblk = off >> fs->bshift;
 
-		err = bmap_alloc(fs, &in, off >> fs->bshift, goal, &pblk, &is_new);
+		err = bmap_get(fs, &in, lblk, &pblk);
 		if (err)
 			break;
-		/* a block written whole, or new, need not be read first */
-		if (is_new || n == fs->bsize)
-			err = buf_get_new(fs, pblk, BUF_DATA, &b);
-		else
-			err = buf_get(fs, pblk, BUF_DATA, &b);
+		if (!pblk) {
+			pw.n = 0;
+			err = bmap_set(fs, &in, lblk, 0, goal, NULL, &iw);
+			if (!err)
+				err = block_new(fs, goal, BUF_DATA, UPD_DATA, &pblk, &b, &pw);
+			if (err)
+				break;
+			memcpy(b->data + boff, src, n); /* part of the new block's update */
+			buf_put(fs, b);
+			err = bmap_set(fs, &in, lblk, pblk, goal, &pw, &iw);
+		} else {
+			err = n == fs->bsize ? buf_get_new(fs, pblk, BUF_DATA, &b)
+					     : buf_get(fs, pblk, BUF_DATA, &b);
+			if (err)
+				break;
+			buf_update(fs, b, boff, (uint32_t)n, UPD_DATA, NULL);
+			memcpy(b->data + boff, src, n);
+			buf_put(fs, b);
+		}
 		if (err)
 			break;
-		buf_update(fs, b, boff, (uint32_t)n, UPD_DATA);
-		memcpy(b->data + boff, src, n);
-		buf_put(fs, b);
 		goal = pblk + 1;
 		src += n;
 		off += n;
 		len -= n;
 		if (off > in.size)
 			in.size = off;
+		/* pointers in the inode: store before their waits overflow */
+		if (iw.n > DEPS_MAX_WAITS - 8) {
+			err = inode_store(fs, ino, &in, UPD_INODEDEP, &iw, NULL);
+			iw.n = 0;
+			if (err)
+				break;
+		}
 	}
 	/* what was written so far stays written, error or not */
 	set_now(fs, &in, 0, 1, 1);
-	if (inode_store(fs, ino, &in) && !err)
+	if (inode_store(fs, ino, &in, UPD_INODEDEP, &iw, NULL) && !err)
 		err = -EIO;
 	return err;
 }
 
-int sufs_setattr(struct sufs_fs *fs, uint32_t ino, const struct sufs_setattr *sa)
+int sufs_write(struct sufs_fs *fs, uint32_t ino, uint64_t off, const void *buf, size_t len)
+{
+	return fs_op_end(fs, do_write(fs, ino, off, buf, len));
+}
+
+/*
+ * Cut the tree under ptr (an indirect block of the given level mapping
+ * logical blocks from base) down to the blocks below keep.  Freed blocks go
+ * to f; the pointer clearing in this block waits for nothing and goes into
+ * w (the frees wait for it).  *whole says the block itself goes too.
+ */
+static int trunc_tree(struct sufs_fs *fs, uint64_t ptr, int level, uint64_t base,
+		      uint64_t keep, struct freeing *f, struct waits *w, int *whole)
+{
+	uint64_t span = 1, child;
+	uint32_t i, first = UINT32_MAX;
+	struct buf *b;
+	int err, gone, l;
+
+	*whole = base >= keep;
+	if (*whole) {
+		struct sufs_inode one = { 0 };
+		one.mode = S_IFREG;
+		one.block[SUFS_IND + level - 1] = ptr;
+		/* the whole subtree: walk it as if it hung from an inode */
+		return inode_walk(fs, 0, &one, collect_fn, &f->blocks);
+	}
+	if (!block_in_range(fs, ptr))
+		return -SUFS_ECORRUPT;
+	for (l = 1; l < level; l++)
+		span *= fs->ptrs;
+	for (i = 0; i < fs->ptrs; i++) {
+		if (base + (i + 1) * span <= keep)
+			continue;
+		err = buf_get(fs, ptr, BUF_IND, &b);
+		if (err)
+			return err;
+		child = get64(b->data + 8 * i);
+		buf_put(fs, b);
+		if (!child)
+			continue;
+		if (level == 1) {
+			gone = 1;
+			err = blist_add(&f->blocks, child);
+		} else {
+			err = trunc_tree(fs, child, level - 1, base + i * span, keep, f, w, &gone);
+		}
+		if (err)
+			return err;
+		if (gone && first == UINT32_MAX)
+			first = i;
+	}
+	if (first != UINT32_MAX) {
+		err = buf_get(fs, ptr, BUF_IND, &b);
+		if (err)
+			return err;
+		waits_add(w, buf_update(fs, b, 8 * first, fs->bsize - 8 * first, UPD_FREEBLKS,
+					NULL));
+		memset(b->data + 8 * first, 0, fs->bsize - 8 * first);
+		buf_put(fs, b);
+	}
+	return 0;
+}
+
+/*
+ * Truncate to size.  Growing leaves a hole.  Shrinking zeroes the tail of
+ * the last block kept, clears the pointers to what goes, and frees those
+ * blocks only once the cleared pointers are on disk (rule 2).
+ */
+static int do_truncate(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint64_t size)
+{
+	uint64_t p = fs->ptrs, keep = (size + fs->bsize - 1) >> fs->bshift, pblk;
+	uint64_t first[3] = { SUFS_NDIR, SUFS_NDIR + p, SUFS_NDIR + p + p * p };
+	struct freeing *f;
+	struct waits w = { 0 };
+	struct buf *b;
+	upd_id id;
+	uint32_t i, tail = (uint32_t)(size & (fs->bsize - 1));
+	int err, whole, before_blocks;
+
+	if (size >= in->size) {
+		in->size = size;
+		return 0;
+	}
+	if (tail && bmap_get(fs, in, keep - 1, &pblk) == 0 && pblk) {
+		err = buf_get(fs, pblk, BUF_DATA, &b);
+		if (err)
+			return err;
+		buf_update(fs, b, tail, fs->bsize - tail, UPD_DATA, NULL);
+		memset(b->data + tail, 0, fs->bsize - tail);
+		buf_put(fs, b);
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	for (i = 0; i < SUFS_NDIR; i++) {
+		if (i >= keep && in->block[i]) {
+			err = blist_add(&f->blocks, in->block[i]);
+			if (err)
+				goto fail;
+			in->block[i] = 0;
+		}
+	}
+	for (i = 0; i < 3; i++) {
+		if (!in->block[SUFS_IND + i])
+			continue;
+		err = trunc_tree(fs, in->block[SUFS_IND + i], (int)i + 1, first[i], keep, f, &w,
+				 &whole);
+		if (err)
+			goto fail;
+		if (whole)
+			in->block[SUFS_IND + i] = 0;
+	}
+	before_blocks = (int)f->blocks.n;
+	in->blocks = in->blocks > (uint64_t)before_blocks ? in->blocks - before_blocks : 0;
+	in->size = size;
+	set_now(fs, in, 0, 1, 1);
+	err = inode_store(fs, ino, in, UPD_FREEBLKS, NULL, &id);
+	if (err)
+		goto fail;
+	waits_add(&w, id);
+	return deps_defer(fs, w.id, w.n, freeing_run, f);
+fail:
+	free(f->blocks.blk);
+	free(f);
+	return err;
+}
+
+static int do_setattr(struct sufs_fs *fs, uint32_t ino, const struct sufs_setattr *sa)
 {
 	struct sufs_inode in;
 	int err = writable(fs);
@@ -664,6 +1146,10 @@ int sufs_setattr(struct sufs_fs *fs, uint32_t ino, const struct sufs_setattr *sa
 		err = load_live(fs, ino, &in);
 	if (err)
 		return err;
+	if ((sa->mask & SUFS_SET_ATIME && sa->atime_ns >= 1000000000u) ||
+	    (sa->mask & SUFS_SET_MTIME && sa->mtime_ns >= 1000000000u) ||
+	    (sa->mask & SUFS_SET_CTIME && sa->ctime_ns >= 1000000000u))
+		return -EINVAL;
 	if (sa->mask & SUFS_SET_SIZE) {
 		if (S_ISDIR(in.mode))
 			return -EISDIR;
@@ -671,10 +1157,10 @@ int sufs_setattr(struct sufs_fs *fs, uint32_t ino, const struct sufs_setattr *sa
 			return -EINVAL;
 		if (sa->size > (inode_max_blocks(fs) << fs->bshift))
 			return -EFBIG;
-		if (sa->size < in.size)
-			return -EOPNOTSUPP; /* shrinking comes with truncate */
 		if (sa->size != in.size) {
-			in.size = sa->size;
+			err = do_truncate(fs, ino, &in, sa->size);
+			if (err)
+				return err;
 			set_now(fs, &in, 0, 1, 0);
 		}
 	}
@@ -698,8 +1184,135 @@ int sufs_setattr(struct sufs_fs *fs, uint32_t ino, const struct sufs_setattr *sa
 	} else {
 		set_now(fs, &in, 0, 0, 1);
 	}
-	if (in.atime_ns >= 1000000000u || in.mtime_ns >= 1000000000u ||
-	    in.ctime_ns >= 1000000000u)
-		return -EINVAL;
-	return inode_store(fs, ino, &in);
+	return inode_store(fs, ino, &in, UPD_INODEDEP, NULL, NULL);
+}
+
+int sufs_setattr(struct sufs_fs *fs, uint32_t ino, const struct sufs_setattr *sa)
+{
+	return fs_op_end(fs, do_setattr(fs, ino, sa));
+}
+
+int sufs_truncate(struct sufs_fs *fs, uint32_t ino, uint64_t size)
+{
+	struct sufs_setattr sa = { .mask = SUFS_SET_SIZE, .size = size };
+	return sufs_setattr(fs, ino, &sa);
+}
+
+/* ---- fsync ---------------------------------------------------------------------------- */
+
+struct idlist {
+	upd_id *id;
+	size_t n, cap;
+};
+
+static int idlist_add(struct idlist *l, upd_id id)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap * 2 + 64;
+		upd_id *p = realloc(l->id, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		l->id = p;
+		l->cap = cap;
+	}
+	l->id[l->n++] = id;
+	return 0;
+}
+
+/* The pending updates of one cached block, or of a byte range of it. */
+static int add_block(struct sufs_fs *fs, uint64_t blk, uint32_t off, uint32_t len,
+		     struct idlist *l)
+{
+	struct buf *b = cache_lookup(fs, blk);
+	struct upd *u;
+	int err = 0;
+
+	for (u = b ? b->upds : NULL; u && !err; u = u->bnext)
+		if (u->off < off + len && off < u->off + u->len)
+			err = idlist_add(l, u->id);
+	return err;
+}
+
+static int fsync_block_fn(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t pblk,
+			  int level, int bad, void *arg)
+{
+	(void)ino; (void)lblk; (void)level;
+	return bad ? 0 : add_block(fs, pblk, 0, fs->bsize, arg);
+}
+
+static int add_inode(struct sufs_fs *fs, uint32_t ino, struct idlist *l)
+{
+	struct sufs_group_layout lay;
+	uint32_t g = (ino - 1) / fs->sb.inodes_per_group, idx = (ino - 1) % fs->sb.inodes_per_group;
+
+	sufs_group_layout(&fs->sb, g, &lay);
+	return add_block(fs, lay.inode_table + idx / fs->inodes_per_block,
+			 (idx % fs->inodes_per_block) * SUFS_INODE_SIZE, SUFS_INODE_SIZE, l);
+}
+
+/*
+ * Pending entries that name ino: their updates, and the directories that
+ * hold them (to walk up to the root).
+ */
+static int add_names(struct sufs_fs *fs, uint32_t ino, struct idlist *l, struct idlist *dirs)
+{
+	struct upd *u;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < fs->deps.nhash && !err; i++) {
+		for (u = fs->deps.hash[i]; u && !err; u = u->hnext) {
+			if (u->b->type != BUF_DIR || u->len < 4 ||
+			    (u->kind != UPD_DIRADD && u->kind != UPD_MKDIR))
+				continue;
+			/* an entry's inode number lies at an 8-byte boundary */
+			for (uint32_t o = u->off & ~7u; o + 4 <= u->off + u->len && !err; o += 8) {
+				if (o < u->off || get32(u->b->data + o) != ino)
+					continue;
+				err = idlist_add(l, u->id);
+				if (!err && u->b->owner && u->b->owner != ino)
+					err = idlist_add(dirs, u->b->owner);
+			}
+		}
+	}
+	return err;
+}
+
+static int do_fsync(struct sufs_fs *fs, uint32_t ino)
+{
+	struct sufs_inode in;
+	struct idlist l = { 0 }, dirs = { 0 };
+	size_t i;
+	int err = load_live(fs, ino, &in);
+
+	if (err || !(fs->flags & SUFS_OPEN_RDWR))
+		return err;
+	if (fs->mode == SUFS_MODE_ASYNC)
+		return sufs_sync(fs); /* no ordering to follow: everything */
+	err = inode_walk(fs, ino, &in, fsync_block_fn, &l);
+	if (!err)
+		err = add_inode(fs, ino, &l);
+	if (!err)
+		err = add_names(fs, ino, &l, &dirs);
+	/* the directories on the way up: their inodes and their own names */
+	for (i = 0; i < dirs.n && !err && i < 4096; i++) {
+		err = add_inode(fs, (uint32_t)dirs.id[i], &l);
+		if (!err)
+			err = add_names(fs, (uint32_t)dirs.id[i], &l, &dirs);
+	}
+	free(dirs.id);
+	if (err) {
+		free(l.id);
+		return err;
+	}
+	if (!l.n) {
+		free(l.id);
+		return 0;
+	}
+	return deps_flush_set(fs, l.id, l.n);
+}
+
+int sufs_fsync(struct sufs_fs *fs, uint32_t ino)
+{
+	return do_fsync(fs, ino);
 }

@@ -433,7 +433,7 @@ int sufs_write(struct sufs_fs *fs, uint32_t ino, uint64_t off, const void *buf, 
 #define SUFS_SET_MODE  0x01
 #define SUFS_SET_UID   0x02
 #define SUFS_SET_GID   0x04
-#define SUFS_SET_SIZE  0x08   /* growing only in this version: a hole up to size */
+#define SUFS_SET_SIZE  0x08   /* truncate: grow (a hole) or shrink (blocks freed) */
 #define SUFS_SET_ATIME 0x10
 #define SUFS_SET_MTIME 0x20
 #define SUFS_SET_CTIME 0x40
@@ -451,13 +451,55 @@ int sufs_setattr(struct sufs_fs *fs, uint32_t ino, const struct sufs_setattr *sa
  * are written back once half of it is dirty. */
 void sufs_set_cache_size(struct sufs_fs *fs, size_t bytes);
 
-/* Write back everything that is dirty. */
+/* Remove a name; the inode goes when its last name does.  Not directories. */
+int sufs_unlink(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len);
+/* Remove an empty directory. */
+int sufs_rmdir(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len);
+/*
+ * Rename, in one directory or across directories, over an existing file or
+ * empty directory (which goes), moving a directory (its ".." follows).
+ * -EINVAL when a directory would move into itself.
+ */
+int sufs_rename(struct sufs_fs *fs, uint32_t sdir, const char *sname, size_t slen,
+		uint32_t ddir, const char *dname, size_t dlen);
+/* Truncate (grow or shrink) to size. */
+int sufs_truncate(struct sufs_fs *fs, uint32_t ino, uint64_t size);
+
+/* Make the file's data, its inode and the names that reach it from the root
+ * durable, writing no block that does not carry part of that. */
+int sufs_fsync(struct sufs_fs *fs, uint32_t ino);
+/* Write back everything that is pending, in as many epochs as the
+ * dependencies need. */
 int sufs_sync(struct sufs_fs *fs);
+
+/*
+ * The write mode (enum sufs_mode): the same operations, another write-back
+ * policy.  softdep: lazy, ordered by the dependency engine; sync: every
+ * ordered update is written (and barriered) before the operation returns;
+ * async: no ordering at all, a barrier only at sync.  Recorded in the
+ * superblock.  Set it right after opening.
+ */
+int sufs_set_mode(struct sufs_fs *fs, unsigned mode);
+/* Write back when more than this share of the cache is dirty (percent,
+ * default 50) or when the oldest change is older than max_age_ms (default
+ * 30000; 0: never by age). */
+void sufs_set_writeback(struct sufs_fs *fs, unsigned dirty_percent, unsigned max_age_ms);
 
 /* Counters for --stats and the debugger. */
 struct sufs_stats {
 	uint64_t block_reads, block_writes, barriers;
 	uint64_t cache_blocks, cache_bytes, dirty_blocks;
+	uint64_t epochs;           /* epochs written (a set of writes and a barrier) */
+	uint64_t updates;          /* updates created */
+	uint64_t merged;           /* changes folded into a pending update */
+	uint64_t undone;           /* updates undone in write images */
+	uint64_t pending;          /* updates pending now */
+	uint64_t peak_pending;
+	uint64_t dep_bytes;        /* dependency memory now: records, edges, undo bytes */
+	uint64_t peak_dep_bytes;
+	uint64_t undo_bytes;       /* old bytes kept now */
+	uint64_t peak_undo_bytes;
+	uint64_t deferred;         /* deferred work items waiting */
 };
 void sufs_get_stats(struct sufs_fs *fs, struct sufs_stats *st);
 

@@ -100,6 +100,53 @@ enum upd_kind {
 	UPD_DATA,       /* file data */
 };
 
+typedef uint64_t upd_id;         /* 0: nothing (or something already on disk) */
+#define DEPS_MAX_WAITS 32
+
+/* One recorded change of a block's bytes (deps.c explains). */
+struct upd {
+	upd_id id;
+	struct buf *b;
+	uint32_t off, len;
+	uint8_t kind;                   /* enum upd_kind */
+	uint8_t included;               /* scratch: allowed in the image being built */
+	uint8_t inflight;               /* written in the epoch in progress */
+	uint8_t zero_undo;              /* the old bytes were all zero: kept as this flag */
+	uint8_t *undo;                  /* old bytes, NULL when it can never be undone */
+	struct edge *befores;           /* what it waits for */
+	struct edge *afters;            /* what waits for it */
+	struct upd *bnext;              /* next on the same buffer, newer */
+	struct upd *hnext;              /* id hash chain */
+};
+
+/* Work that waits for updates to be on disk (frees). */
+struct deferred {
+	struct deferred *next;
+	int (*fn)(struct sufs_fs *fs, void *arg);
+	void *arg;
+	unsigned nwaits;
+	upd_id waits[];
+};
+
+struct deps {
+	struct upd **hash;
+	size_t nhash;
+	upd_id next_id;
+	struct deferred *deferred;
+	uint64_t ndeferred;
+	uint64_t pending, edges, undo_bytes, mem;
+	uint64_t peak_pending, peak_mem, peak_undo;
+	uint64_t created, merged, undone, epochs;
+	int failed;                     /* memory ran out: ordering not guaranteed */
+};
+
+/* A set of updates to wait for, built up by an operation. */
+struct waits {
+	unsigned n;
+	upd_id id[DEPS_MAX_WAITS];
+};
+int waits_add(struct waits *w, upd_id id);
+
 struct buf {
 	uint64_t blk;
 	uint8_t *data;
@@ -110,6 +157,11 @@ struct buf {
 	uint8_t dirty;
 	uint8_t csum_bad;               /* BUF_DIR: its checksum failed when it was read */
 	uint8_t dir_bad;                /* BUF_DIR: its entries are malformed (dir_block_check) */
+	uint8_t plain;                  /* changed outside any update (summaries, times) */
+	uint8_t written;                /* scratch: written in the epoch in progress */
+	uint32_t undone_in_write;       /* updates left out of its last write image */
+	uint32_t owner;                 /* BUF_DIR: the directory's inode, for fsync */
+	struct upd *upds;               /* pending updates, oldest first */
 };
 
 struct cache {
@@ -145,6 +197,15 @@ struct sufs_fs {
 	uint32_t last_dir_group;        /* spreads new directories */
 	struct sufs_stats stats;
 	uint8_t *zero;                  /* a block of zeros */
+	unsigned mode;                  /* enum sufs_mode */
+	struct deps deps;
+	unsigned dirty_percent;
+	unsigned max_age_ms;
+	double last_epoch;              /* monotonic seconds */
+	int in_op;                      /* an operation is under way: no write-back */
+	/* called for each block written (the debugger's flush view) */
+	void (*trace)(struct sufs_fs *fs, struct buf *b, void *arg);
+	void *trace_arg;
 };
 
 /* cache.c */
@@ -153,12 +214,34 @@ void cache_destroy(struct sufs_fs *fs);
 int buf_get(struct sufs_fs *fs, uint64_t blk, enum buf_type type, struct buf **out);
 int buf_get_new(struct sufs_fs *fs, uint64_t blk, enum buf_type type, struct buf **out);
 void buf_put(struct sufs_fs *fs, struct buf *b);
-void buf_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len, enum upd_kind kind);
+upd_id buf_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
+		  enum upd_kind kind, const struct waits *w);
+void buf_touch(struct sufs_fs *fs, struct buf *b);
 void buf_forget(struct sufs_fs *fs, uint64_t blk);
-int cache_flush(struct sufs_fs *fs);
-int cache_write_image(struct sufs_fs *fs, struct buf *b, uint8_t *out);
+int cache_writeback(struct sufs_fs *fs);
+void cache_seal(struct sufs_fs *fs, struct buf *b, uint8_t *image);
+struct buf *cache_lookup(struct sufs_fs *fs, uint64_t blk);
+void buf_clean(struct sufs_fs *fs, struct buf *b);
+
+/* deps.c */
+struct upd *deps_find(struct sufs_fs *fs, upd_id id);
+upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
+		   enum upd_kind kind, const upd_id *waits, unsigned nwaits);
+unsigned deps_image(struct sufs_fs *fs, struct buf *b, uint8_t *out, unsigned *undone);
+int deps_defer(struct sufs_fs *fs, const upd_id *waits, unsigned nwaits,
+	       int (*fn)(struct sufs_fs *, void *), void *arg);
+int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, void *),
+	       void *arg, int barrier);
+int deps_drain(struct sufs_fs *fs);
+int deps_flush_set(struct sufs_fs *fs, upd_id *ids, size_t n);
+int deps_check(struct sufs_fs *fs);
+void deps_cancel(struct sufs_fs *fs, struct buf *b);
+void deps_destroy(struct sufs_fs *fs);
+const char *deps_kind_name(unsigned kind);
 
 /* fs.c */
+int fs_op_end(struct sufs_fs *fs, int err);
+double now_seconds_mono(void);
 int fs_write_super(struct sufs_fs *fs, int all_copies);
 int fs_write_gdt(struct sufs_fs *fs);
 void fs_now(struct sufs_fs *fs, int64_t *sec, uint32_t *nsec);
@@ -167,20 +250,27 @@ int fs_alloc_struct(struct sufs_dev *dev, const struct sufs_super *sb, unsigned 
 void fs_free_struct(struct sufs_fs *fs);
 
 /* alloc.c */
-int alloc_block(struct sufs_fs *fs, uint64_t goal, uint64_t *blk);
-int alloc_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino);
+int alloc_block(struct sufs_fs *fs, uint64_t goal, uint64_t *blk, upd_id *id);
+int alloc_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino, upd_id *id);
+int free_block(struct sufs_fs *fs, uint64_t blk);
+int free_inode(struct sufs_fs *fs, uint32_t ino, int was_dir);
 int bitmap_test(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int *set);
-int bitmap_set(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int set);
+int bitmap_set(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int set, upd_id *id);
 int block_in_range(struct sufs_fs *fs, uint64_t blk);
 
 /* inode.c */
 int inode_load(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in);
-int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in);
+int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
+		enum upd_kind kind, const struct waits *w, upd_id *id);
+int inode_walk(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in, sufs_block_fn fn,
+	       void *arg);
+int block_new(struct sufs_fs *fs, uint64_t goal, enum buf_type type, enum upd_kind kind,
+	      uint64_t *blk, struct buf **out, struct waits *w);
+int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t pblk,
+	     uint64_t goal, const struct waits *pw, struct waits *iw);
 int inode_valid_ino(struct sufs_fs *fs, uint32_t ino);
 uint64_t inode_max_blocks(struct sufs_fs *fs);
 int bmap_get(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk, uint64_t *pblk);
-int bmap_alloc(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t goal,
-	       uint64_t *pblk, int *is_new);
 uint64_t inode_goal(struct sufs_fs *fs, uint32_t ino);
 int inode_has_blocks(const struct sufs_inode *in);
 
@@ -188,8 +278,14 @@ int inode_has_blocks(const struct sufs_inode *in);
 int dir_lookup(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
 	       const char *name, size_t len, uint32_t *ino);
 int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char *name,
-	    size_t len, uint32_t ino, unsigned ftype);
-int dir_init(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint32_t parent);
+	    size_t len, uint32_t ino, unsigned ftype, const struct waits *w, struct waits *iw,
+	    upd_id *id);
+int dir_set(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din, const char *name,
+	    size_t len, uint32_t ino, unsigned ftype, enum upd_kind kind,
+	    const struct waits *w, uint32_t *old, upd_id *id);
+int dir_is_empty(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din);
+int dir_init(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint32_t parent,
+	     struct waits *iw);
 int dir_iterate(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
 		sufs_dirent_fn fn, void *arg);
 int dir_block_check(const uint8_t *blk, uint32_t bsize, const char **why);

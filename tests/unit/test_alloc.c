@@ -71,7 +71,7 @@ static void alloc_block_returns_the_goal_when_it_is_free(void **state)
 	uint64_t free_all = fs->sb.free_blocks;
 
 	assert_int_equal(is_set(fs, SUFS_BITMAP_BLOCK, goal), 0);
-	assert_int_equal(alloc_block(fs, goal, &blk), 0);
+	assert_int_equal(alloc_block(fs, goal, &blk, NULL), 0);
 	assert_int_equal(blk, goal);
 	assert_int_equal(is_set(fs, SUFS_BITMAP_BLOCK, goal), 1);
 	assert_int_equal(fs->groups[2].free_blocks, free2 - 1);
@@ -83,10 +83,10 @@ static void alloc_block_with_a_used_goal_takes_the_next_free_block_after_it(void
 	struct sufs_fs *fs = fs_of(state);
 	uint64_t goal = first_data(fs, 2) + 10, blk = 0;
 
-	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_BLOCK, goal + 1, 1), 1);
-	assert_int_equal(alloc_block(fs, goal, &blk), 0);
+	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_BLOCK, goal + 1, 1, NULL), 1);
+	assert_int_equal(alloc_block(fs, goal, &blk, NULL), 0);
 	assert_int_equal(blk, goal);
-	assert_int_equal(alloc_block(fs, goal, &blk), 0);
+	assert_int_equal(alloc_block(fs, goal, &blk, NULL), 0);
 	assert_int_equal(blk, goal + 2);
 }
 
@@ -97,9 +97,9 @@ static void alloc_block_with_a_goal_in_metadata_gives_the_groups_first_data_bloc
 	uint64_t blk = 0;
 
 	sufs_group_layout(&fs->sb, 3, &l);
-	assert_int_equal(alloc_block(fs, l.sb_block, &blk), 0);
+	assert_int_equal(alloc_block(fs, l.sb_block, &blk, NULL), 0);
 	assert_int_equal(blk, l.first_data);
-	assert_int_equal(alloc_block(fs, l.inode_table + 1, &blk), 0);
+	assert_int_equal(alloc_block(fs, l.inode_table + 1, &blk, NULL), 0);
 	assert_int_equal(blk, l.first_data + 1);
 }
 
@@ -113,11 +113,11 @@ static void alloc_block_fills_a_group_then_moves_to_the_next(void **state)
 	sufs_group_layout(&fs->sb, 1, &l1);
 	assert_int_equal(n, l1.end - l1.first_data);
 	for (i = 0; i < n; i++) {
-		assert_int_equal(alloc_block(fs, l1.first_data, &blk), 0);
+		assert_int_equal(alloc_block(fs, l1.first_data, &blk, NULL), 0);
 		assert_int_equal(blk, l1.first_data + i);
 	}
 	assert_int_equal(fs->groups[1].free_blocks, 0);
-	assert_int_equal(alloc_block(fs, l1.first_data, &blk), 0);
+	assert_int_equal(alloc_block(fs, l1.first_data, &blk, NULL), 0);
 	assert_int_equal(blk, first_data(fs, 2));
 }
 
@@ -131,7 +131,7 @@ static void alloc_block_returns_enospc_when_full_and_never_hands_out_metadata(vo
 
 	assert_non_null(seen);
 	for (;;) {
-		rc = alloc_block(fs, goal, &blk);
+		rc = alloc_block(fs, goal, &blk, NULL);
 		if (rc)
 			break;
 		assert_true(blk < fs->sb.blocks_count);
@@ -148,8 +148,8 @@ static void alloc_block_returns_enospc_when_full_and_never_hands_out_metadata(vo
 	for (g = 0; g < fs->sb.groups_count; g++)
 		assert_int_equal(fs->groups[g].free_blocks, 0);
 	tu_assert_summaries(fs);
-	assert_int_equal(alloc_block(fs, 0, &blk), -ENOSPC);
-	assert_int_equal(alloc_block(fs, UINT64_MAX, &blk), -ENOSPC);
+	assert_int_equal(alloc_block(fs, 0, &blk, NULL), -ENOSPC);
+	assert_int_equal(alloc_block(fs, UINT64_MAX, &blk, NULL), -ENOSPC);
 	free(seen);
 }
 
@@ -158,14 +158,14 @@ static void a_block_freed_in_a_full_file_system_is_the_next_one_allocated(void *
 	struct sufs_fs *fs = fs_of(state);
 	uint64_t blk, freed = first_data(fs, 3) + 7;
 
-	while (alloc_block(fs, 0, &blk) == 0)
+	while (alloc_block(fs, 0, &blk, NULL) == 0)
 		;
-	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_BLOCK, freed, 0), 1);
+	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_BLOCK, freed, 0, NULL), 1);
 	assert_int_equal(fs->sb.free_blocks, 1);
 	assert_int_equal(fs->groups[3].free_blocks, 1);
-	assert_int_equal(alloc_block(fs, 0, &blk), 0);
+	assert_int_equal(alloc_block(fs, 0, &blk, NULL), 0);
 	assert_int_equal(blk, freed);
-	assert_int_equal(alloc_block(fs, 0, &blk), -ENOSPC);
+	assert_int_equal(alloc_block(fs, 0, &blk, NULL), -ENOSPC);
 }
 
 /* ---- inodes -------------------------------------------------------------------- */
@@ -176,7 +176,7 @@ static void alloc_inode_spreads_new_directories_over_the_groups(void **state)
 	uint32_t ino, g, i, count[4] = { 0 };
 
 	for (i = 0; i < 3; i++) {
-		assert_int_equal(alloc_inode(fs, SUFS_ROOT_INO, 1, &ino), 0);
+		assert_int_equal(alloc_inode(fs, SUFS_ROOT_INO, 1, &ino, NULL), 0);
 		count[group_of_inode(fs, ino)]++;
 	}
 	/* group 0 already has the root; the three others get one each */
@@ -193,10 +193,10 @@ static void alloc_inode_keeps_files_in_their_parents_group(void **state)
 	struct sufs_fs *fs = fs_of(state);
 	uint32_t ino, parent = 2 * 64 + 5, i;
 
-	assert_int_equal(alloc_inode(fs, SUFS_ROOT_INO, 0, &ino), 0);
+	assert_int_equal(alloc_inode(fs, SUFS_ROOT_INO, 0, &ino, NULL), 0);
 	assert_int_equal(ino, SUFS_FIRST_INO);
 	for (i = 0; i < 5; i++) {
-		assert_int_equal(alloc_inode(fs, parent, 0, &ino), 0);
+		assert_int_equal(alloc_inode(fs, parent, 0, &ino, NULL), 0);
 		assert_int_equal(group_of_inode(fs, ino), 2);
 		assert_int_equal(ino, 2 * 64 + 1 + i);
 	}
@@ -210,11 +210,11 @@ static void a_file_goes_to_the_next_group_when_its_parents_group_is_full(void **
 	uint32_t ino, parent = 2 * 64 + 5, i;
 
 	for (i = 0; i < 64; i++) {
-		assert_int_equal(alloc_inode(fs, parent, 0, &ino), 0);
+		assert_int_equal(alloc_inode(fs, parent, 0, &ino, NULL), 0);
 		assert_int_equal(group_of_inode(fs, ino), 2);
 	}
 	assert_int_equal(fs->groups[2].free_inodes, 0);
-	assert_int_equal(alloc_inode(fs, parent, 0, &ino), 0);
+	assert_int_equal(alloc_inode(fs, parent, 0, &ino, NULL), 0);
 	assert_int_equal(ino, 3 * 64 + 1);
 }
 
@@ -225,7 +225,7 @@ static void alloc_inode_returns_enospc_when_every_inode_is_used(void **state)
 	int rc;
 
 	assert_int_equal(total, 4 * 64 - 2);
-	while ((rc = alloc_inode(fs, SUFS_ROOT_INO, n % 2, &ino)) == 0) {
+	while ((rc = alloc_inode(fs, SUFS_ROOT_INO, n % 2, &ino, NULL)) == 0) {
 		assert_true(ino >= SUFS_FIRST_INO && ino <= fs->sb.inodes_count);
 		n++;
 	}
@@ -246,27 +246,27 @@ static void bitmap_set_returns_1_on_a_change_0_otherwise_and_moves_the_summaries
 	uint64_t sfb = fs->sb.free_blocks;
 	uint32_t sfi = fs->sb.free_inodes;
 
-	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_BLOCK, blk, 1), 1);
+	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_BLOCK, blk, 1, NULL), 1);
 	assert_int_equal(is_set(fs, SUFS_BITMAP_BLOCK, blk), 1);
 	assert_int_equal(fs->groups[2].free_blocks, fb - 1);
 	assert_int_equal(fs->sb.free_blocks, sfb - 1);
-	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_BLOCK, blk, 1), 0);
+	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_BLOCK, blk, 1, NULL), 0);
 	assert_int_equal(fs->groups[2].free_blocks, fb - 1);
 	assert_int_equal(fs->sb.free_blocks, sfb - 1);
-	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_BLOCK, blk, 0), 1);
+	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_BLOCK, blk, 0, NULL), 1);
 	assert_int_equal(is_set(fs, SUFS_BITMAP_BLOCK, blk), 0);
 	assert_int_equal(fs->groups[2].free_blocks, fb);
 	assert_int_equal(fs->sb.free_blocks, sfb);
-	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_BLOCK, blk, 0), 0);
+	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_BLOCK, blk, 0, NULL), 0);
 	assert_int_equal(fs->sb.free_blocks, sfb);
 
-	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_INODE, ino, 1), 1);
+	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_INODE, ino, 1, NULL), 1);
 	assert_int_equal(is_set(fs, SUFS_BITMAP_INODE, ino), 1);
 	assert_int_equal(fs->groups[3].free_inodes, fi - 1);
 	assert_int_equal(fs->sb.free_inodes, sfi - 1);
-	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_INODE, ino, 1), 0);
+	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_INODE, ino, 1, NULL), 0);
 	assert_int_equal(fs->sb.free_inodes, sfi - 1);
-	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_INODE, ino, 0), 1);
+	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_INODE, ino, 0, NULL), 1);
 	assert_int_equal(fs->groups[3].free_inodes, fi);
 	assert_int_equal(fs->sb.free_inodes, sfi);
 	tu_assert_summaries(fs);
@@ -277,12 +277,12 @@ static void bitmap_set_refuses_numbers_out_of_range(void **state)
 	struct sufs_fs *fs = fs_of(state);
 	int set;
 
-	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_BLOCK, fs->sb.blocks_count, 1), -EINVAL);
-	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_INODE, 0, 1), -EINVAL);
-	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_INODE, fs->sb.inodes_count + 1, 1), -EINVAL);
+	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_BLOCK, fs->sb.blocks_count, 1, NULL), -EINVAL);
+	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_INODE, 0, 1, NULL), -EINVAL);
+	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_INODE, fs->sb.inodes_count + 1, 1, NULL), -EINVAL);
 	assert_int_equal(bitmap_test(fs, SUFS_BITMAP_INODE, 0, &set), -EINVAL);
 	assert_int_equal(sufs_bitmap_test(fs, SUFS_BITMAP_BLOCK, UINT64_MAX, &set), -EINVAL);
-	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_INODE, fs->sb.inodes_count, 1), 1);
+	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_INODE, fs->sb.inodes_count, 1, NULL), 1);
 	tu_assert_summaries(fs);
 }
 
@@ -329,9 +329,9 @@ static void summaries_written_at_close_match_the_bitmaps_after_reopen(void **sta
 	uint64_t blk;
 
 	for (i = 0; i < 50; i++)
-		assert_int_equal(alloc_block(t->fs, first_data(t->fs, 3), &blk), 0);
+		assert_int_equal(alloc_block(t->fs, first_data(t->fs, 3), &blk, NULL), 0);
 	for (i = 0; i < 10; i++)
-		assert_int_equal(alloc_inode(t->fs, SUFS_ROOT_INO, i < 2, &ino), 0);
+		assert_int_equal(alloc_inode(t->fs, SUFS_ROOT_INO, i < 2, &ino, NULL), 0);
 	tu_reopen(t, 0);
 	tu_assert_summaries(t->fs);
 	assert_int_equal(sufs_get_group(t->fs, 3, &gd), 0);

@@ -29,8 +29,8 @@ static uint32_t new_dir(struct sufs_fs *fs, struct sufs_inode *din)
 static void add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char *name,
 		uint32_t ino)
 {
-	assert_int_equal(dir_add(fs, dir, din, name, strlen(name), ino, SUFS_FT_REG), 0);
-	assert_int_equal(inode_store(fs, dir, din), 0);
+	assert_int_equal(dir_add(fs, dir, din, name, strlen(name), ino, SUFS_FT_REG, NULL, &(struct waits){ 0 }, NULL), 0);
+	assert_int_equal(inode_store(fs, dir, din, UPD_INODEDEP, NULL, NULL), 0);
 }
 
 /* What dir_add may change in a directory's inode. */
@@ -84,7 +84,7 @@ static void added_names_are_found_and_listed_in_the_order_they_were_added(void *
 	assert_non_null(l);
 	add(fs, dir, &din, "alpha", 101);
 	add(fs, dir, &din, "beta", 102);
-	assert_int_equal(dir_add(fs, dir, &din, "gamma", 5, 103, SUFS_FT_DIR), 0);
+	assert_int_equal(dir_add(fs, dir, &din, "gamma", 5, 103, SUFS_FT_DIR, NULL, &(struct waits){ 0 }, NULL), 0);
 	assert_int_equal(lookup(fs, dir, &din, "alpha", 5), 101);
 	assert_int_equal(lookup(fs, dir, &din, "beta", 4), 102);
 	assert_int_equal(lookup(fs, dir, &din, "gamma", 5), 103);
@@ -121,9 +121,9 @@ static void adding_an_existing_name_fails_with_eexist_and_changes_nothing(void *
 	assert_int_equal(bmap_get(fs, &din, 0, &pblk), 0);
 	assert_int_equal(sufs_block_read(fs, pblk, blk), 0);
 	before = din;
-	assert_int_equal(dir_add(fs, dir, &din, "same", 4, 201, SUFS_FT_REG), -EEXIST);
-	assert_int_equal(dir_add(fs, dir, &din, ".", 1, 201, SUFS_FT_REG), -EEXIST);
-	assert_int_equal(dir_add(fs, dir, &din, "..", 2, 201, SUFS_FT_REG), -EEXIST);
+	assert_int_equal(dir_add(fs, dir, &din, "same", 4, 201, SUFS_FT_REG, NULL, &(struct waits){ 0 }, NULL), -EEXIST);
+	assert_int_equal(dir_add(fs, dir, &din, ".", 1, 201, SUFS_FT_REG, NULL, &(struct waits){ 0 }, NULL), -EEXIST);
+	assert_int_equal(dir_add(fs, dir, &din, "..", 2, 201, SUFS_FT_REG, NULL, &(struct waits){ 0 }, NULL), -EEXIST);
 	assert_same_inode(&din, &before);
 	assert_int_equal(sufs_block_read(fs, pblk, after), 0);
 	assert_memory_equal(after, blk, BS);
@@ -209,7 +209,7 @@ static void a_name_of_256_bytes_is_too_long(void **state)
 
 	memset(name, 'x', sizeof(name));
 	before = din;
-	assert_int_equal(dir_add(fs, dir, &din, name, SUFS_NAME_MAX + 1, 9, SUFS_FT_REG),
+	assert_int_equal(dir_add(fs, dir, &din, name, SUFS_NAME_MAX + 1, 9, SUFS_FT_REG, NULL, &(struct waits){ 0 }, NULL),
 			 -ENAMETOOLONG);
 	assert_same_inode(&din, &before);
 	assert_int_equal(sufs_lookup(fs, dir, name, SUFS_NAME_MAX + 1, &ino), -ENAMETOOLONG);
@@ -221,9 +221,9 @@ static void names_that_are_empty_or_hold_a_slash_or_nul_are_refused(void **state
 	struct sufs_inode din;
 	uint32_t dir = new_dir(fs, &din);
 
-	assert_int_equal(dir_add(fs, dir, &din, "", 0, 9, SUFS_FT_REG), -EINVAL);
-	assert_int_equal(dir_add(fs, dir, &din, "a/b", 3, 9, SUFS_FT_REG), -EINVAL);
-	assert_int_equal(dir_add(fs, dir, &din, "a\0b", 3, 9, SUFS_FT_REG), -EINVAL);
+	assert_int_equal(dir_add(fs, dir, &din, "", 0, 9, SUFS_FT_REG, NULL, &(struct waits){ 0 }, NULL), -EINVAL);
+	assert_int_equal(dir_add(fs, dir, &din, "a/b", 3, 9, SUFS_FT_REG, NULL, &(struct waits){ 0 }, NULL), -EINVAL);
+	assert_int_equal(dir_add(fs, dir, &din, "a\0b", 3, 9, SUFS_FT_REG, NULL, &(struct waits){ 0 }, NULL), -EINVAL);
 }
 
 static void adding_to_a_file_fails_with_enotdir(void **state)
@@ -234,7 +234,7 @@ static void adding_to_a_file_fails_with_enotdir(void **state)
 
 	assert_int_equal(sufs_create(fs, SUFS_ROOT_INO, "f", 1, 0644, NULL, &file), 0);
 	assert_int_equal(inode_load(fs, file, &fin), 0);
-	assert_int_equal(dir_add(fs, file, &fin, "x", 1, 9, SUFS_FT_REG), -ENOTDIR);
+	assert_int_equal(dir_add(fs, file, &fin, "x", 1, 9, SUFS_FT_REG, NULL, &(struct waits){ 0 }, NULL), -ENOTDIR);
 	assert_int_equal(dir_lookup(fs, file, &fin, "x", 1, &ino), -ENOTDIR);
 }
 
@@ -376,7 +376,7 @@ static void a_hole_or_a_ragged_size_in_a_directory_is_corruption(void **state)
 	bad = din;
 	bad.size = BS + 100;
 	assert_int_equal(dir_lookup(fs, dir, &bad, ".", 1, &ino), -SUFS_ECORRUPT);
-	assert_int_equal(dir_add(fs, dir, &bad, "new", 3, 9, SUFS_FT_REG), -SUFS_ECORRUPT);
+	assert_int_equal(dir_add(fs, dir, &bad, "new", 3, 9, SUFS_FT_REG, NULL, &(struct waits){ 0 }, NULL), -SUFS_ECORRUPT);
 }
 
 #define T1(f) cmocka_unit_test_setup_teardown(f, tu_setup_1k, tu_teardown)

@@ -1,0 +1,777 @@
+/*
+ * deps.c - the dependency engine: soft updates on one general record.
+ *
+ * NOTES ON THE DESIGN OF THE ENGINE
+ *
+ * Definitions.
+ *
+ *   An UPDATE records one change to a byte range of one cached block: the
+ *   block, the offset and length, a kind (a label for people and tools, the
+ *   1999 paper's names), the OLD BYTES when the update may ever have to be
+ *   undone, and the set of older updates it WAITS FOR (its befores).
+ *
+ *   An update is PENDING while some write of its block that contains it has
+ *   not yet passed a barrier.  It is ON DISK once such a write has passed a
+ *   barrier; its record is then freed and its id is forgotten: an id that
+ *   is not in the table of live updates names an update that is on disk.
+ *
+ *   An update is ALLOWED in a write of its block when every update it
+ *   waits for is on disk, or is on the same block and allowed in the same
+ *   write (a block write is atomic).
+ *
+ *   The WRITE IMAGE of a block is a copy of its buffer with every pending
+ *   update that is not allowed undone, newest first.  The buffer itself
+ *   always holds the newest bytes and is never rolled back.
+ *
+ *   An EPOCH is a set of block writes followed by one barrier.  Updates are
+ *   marked on disk only after the barrier.  A crash therefore leaves: every
+ *   epoch before the crash, plus any subset of the writes of the epoch in
+ *   flight.
+ *
+ *   DEFERRED WORK waits for a set of updates to be on disk, then runs:
+ *   returning freed blocks and inodes to the bitmaps.
+ *
+ * Invariants (checked by deps_check() in debug builds and in tests).
+ *
+ *   (1) An update waits only for older updates (lower ids).  So the graph
+ *       is acyclic and the oldest pending update is always allowed:
+ *       every epoch makes progress.  Enforced by deps_update(), which only
+ *       ever adds edges to updates that already exist.
+ *   (2) An update that overlaps a pending update on the same bytes waits
+ *       for it, or is merged into it.  So undoing newest first restores
+ *       exactly the bytes of what is undone.  Enforced by deps_update().
+ *   (3) An update that has no old bytes is allowed in every write: it was
+ *       created waiting for nothing.  (Old bytes that are all zero are
+ *       kept as a flag, not a copy.)  Enforced by deps_update() (undo is
+ *       kept exactly when there is something to wait for) and checked by
+ *       deps_image().
+ *   (4) No write image contains an update that is not allowed.  Enforced
+ *       by deps_image().
+ *   (5) Nothing is marked on disk before the barrier of its epoch.
+ *       Enforced by deps_epoch().
+ *   (6) A freed block or inode returns to the bitmap only after every
+ *       update that cleared a pointer to it is on disk.  Enforced by
+ *       deps_defer() and deps_epoch() (deferred work runs after a barrier).
+ *   (7) After deps_drain() nothing is pending and no work is deferred.
+ *
+ * What keeps it small: checksums are sealed on the write image, summary
+ * counters and timestamps are written as they stand (outside the ordering);
+ * an update that waits for nothing keeps no old bytes; a later change that
+ * overlaps a single pending update and waits for nothing new is folded
+ * into it.
+ *
+ * Write modes change only the write-back policy: in async mode no updates
+ * are recorded and blocks go out as they stand; in sync mode each
+ * operation ends by draining its ordered updates; softdep writes back
+ * lazily (dirty limit, age, sync, fsync).
+ */
+#include "config.h"
+#include "sufs_int.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+
+struct edge {
+	struct upd *before, *after;
+	struct edge *next_after;   /* in before->afters */
+	struct edge *next_before;  /* in after->befores */
+};
+
+/* ---- the table of live updates ------------------------------------------------- */
+
+static size_t id_hash(const struct deps *d, upd_id id)
+{
+	return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 17) & (d->nhash - 1);
+}
+
+struct upd *deps_find(struct sufs_fs *fs, upd_id id)
+{
+	struct deps *d = &fs->deps;
+	struct upd *u;
+
+	if (!id || !d->nhash)
+		return NULL;
+	for (u = d->hash[id_hash(d, id)]; u; u = u->hnext)
+		if (u->id == id)
+			return u;
+	return NULL;
+}
+
+static int table_grow(struct deps *d)
+{
+	size_t n = d->nhash ? 2 * d->nhash : 1024, i;
+	struct upd **h = calloc(n, sizeof(*h)), *u, *next;
+
+	if (!h)
+		return -ENOMEM;
+	for (i = 0; i < d->nhash; i++) {
+		for (u = d->hash[i]; u; u = next) {
+			size_t k;
+			next = u->hnext;
+			k = (size_t)((u->id * 0x9e3779b97f4a7c15ull) >> 17) & (n - 1);
+			u->hnext = h[k];
+			h[k] = u;
+		}
+	}
+	free(d->hash);
+	d->hash = h;
+	d->nhash = n;
+	return 0;
+}
+
+static void table_remove(struct deps *d, struct upd *u)
+{
+	struct upd **pp = &d->hash[id_hash(d, u->id)];
+	while (*pp != u)
+		pp = &(*pp)->hnext;
+	*pp = u->hnext;
+}
+
+/* ---- accounting ------------------------------------------------------------------ */
+
+static void account(struct deps *d, long records, long edges, long undo)
+{
+	d->pending += records;
+	d->edges += edges;
+	d->undo_bytes += undo;
+	d->mem = d->pending * sizeof(struct upd) + d->edges * sizeof(struct edge) +
+		 d->undo_bytes + d->nhash * sizeof(struct upd *);
+	if (d->pending > d->peak_pending)
+		d->peak_pending = d->pending;
+	if (d->mem > d->peak_mem)
+		d->peak_mem = d->mem;
+	if (d->undo_bytes > d->peak_undo)
+		d->peak_undo = d->undo_bytes;
+}
+
+static int add_edge(struct deps *d, struct upd *before, struct upd *after)
+{
+	struct edge *e;
+
+	for (e = after->befores; e; e = e->next_before)
+		if (e->before == before)
+			return 0;
+	e = malloc(sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->before = before;
+	e->after = after;
+	e->next_after = before->afters;
+	before->afters = e;
+	e->next_before = after->befores;
+	after->befores = e;
+	account(d, 0, 1, 0);
+	return 0;
+}
+
+static int overlaps(const struct upd *u, uint32_t off, uint32_t len)
+{
+	return off < u->off + u->len && u->off < off + len;
+}
+
+/* Is every resolved wait either u itself or something u already waits for? */
+static int waits_covered(struct upd *u, struct upd **w, unsigned n)
+{
+	unsigned i;
+	struct edge *e;
+
+	for (i = 0; i < n; i++) {
+		if (w[i] == u)
+			continue;
+		for (e = u->befores; e; e = e->next_before)
+			if (e->before == w[i])
+				break;
+		if (!e)
+			return 0;
+	}
+	return 1;
+}
+
+static int all_zero(const uint8_t *p, uint32_t len)
+{
+	while (len--)
+		if (*p++)
+			return 0;
+	return 1;
+}
+
+/* Widen u to [off, off+len), keeping the oldest bytes of every part. */
+static int merge_into(struct deps *d, struct upd *u, const uint8_t *data, uint32_t off,
+		      uint32_t len)
+{
+	uint32_t lo = off < u->off ? off : u->off;
+	uint32_t hi = off + len > u->off + u->len ? off + len : u->off + u->len;
+	uint8_t *undo;
+
+	if (lo == u->off && hi == u->off + u->len)
+		return 0;
+	if (u->zero_undo) {
+		/* still all zeros before u, if what it grows over is */
+		if (all_zero(data + lo, u->off - lo) &&
+		    all_zero(data + u->off + u->len, hi - (u->off + u->len))) {
+			u->off = lo;
+			u->len = hi - lo;
+			return 0;
+		}
+		undo = malloc(hi - lo);
+		if (!undo)
+			return -ENOMEM;
+		memcpy(undo, data + lo, hi - lo);
+		memset(undo + (u->off - lo), 0, u->len);
+		u->zero_undo = 0;
+		u->undo = undo;
+		u->off = lo;
+		u->len = hi - lo;
+		account(d, 0, 0, (long)u->len);
+		return 0;
+	}
+	if (u->undo) {
+		undo = malloc(hi - lo);
+		if (!undo)
+			return -ENOMEM;
+		/* bytes outside u are still old in the buffer: the change has not
+		 * been made yet */
+		memcpy(undo, data + lo, hi - lo);
+		memcpy(undo + (u->off - lo), u->undo, u->len);
+		free(u->undo);
+		u->undo = undo;
+		account(d, 0, 0, (long)(hi - lo) - (long)u->len);
+	}
+	u->off = lo;
+	u->len = hi - lo;
+	return 0;
+}
+
+/*
+ * Record a change of [off, off+len) of b that waits for the given updates,
+ * before the caller makes it.  Returns the id of the update that carries
+ * the change (an older one when merged), or 0 when there is nothing to wait
+ * for: async mode, or when memory ran out (then the engine falls back to
+ * writing everything in order at the next drain; see deps_update_failed).
+ */
+upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
+		   enum upd_kind kind, const upd_id *waits, unsigned nwaits)
+{
+	struct deps *d = &fs->deps;
+	struct upd *w[DEPS_MAX_WAITS], *u, *o, *last = NULL, *only = NULL;
+	unsigned nw = 0, i, noverlap = 0;
+
+	if (fs->mode == SUFS_MODE_ASYNC)
+		return 0;
+	assert(nwaits <= DEPS_MAX_WAITS);
+	for (i = 0; i < nwaits && i < DEPS_MAX_WAITS; i++) {
+		struct upd *x = deps_find(fs, waits[i]);
+		if (x)
+			w[nw++] = x;
+	}
+	for (o = b->upds; o; o = o->bnext) {
+		if (overlaps(o, off, len)) {
+			noverlap++;
+			only = o;
+		}
+		last = o;
+	}
+	/* fold into the one pending update it overlaps, when that adds no wait */
+	if (noverlap == 1 && waits_covered(only, w, nw) && !only->inflight) {
+		if (merge_into(d, only, b->data, off, len) == 0) {
+			d->merged++;
+			only->kind = (uint8_t)kind;
+			return only->id;
+		}
+	}
+	u = calloc(1, sizeof(*u));
+	if (!u || (d->pending + 1 > d->nhash && table_grow(d))) {
+		free(u);
+		d->failed = 1;
+		return 0;
+	}
+	u->id = ++d->next_id;
+	u->b = b;
+	u->off = off;
+	u->len = len;
+	u->kind = (uint8_t)kind;
+	for (i = 0; i < nw; i++)
+		if (add_edge(d, w[i], u))
+			d->failed = 1;
+	for (o = b->upds; o; o = o->bnext)
+		if (overlaps(o, off, len) && add_edge(d, o, u))
+			d->failed = 1;
+	if (u->befores) {
+		/* it may be undone: keep its old bytes (a flag when all zero,
+		 * as for a new inode or entry) */
+		if (all_zero(b->data + off, len)) {
+			u->zero_undo = 1;
+		} else if ((u->undo = malloc(len)) != NULL) {
+			memcpy(u->undo, b->data + off, len);
+		} else {
+			d->failed = 1;
+		}
+	}
+	if (last)
+		last->bnext = u;
+	else
+		b->upds = u;
+	u->hnext = d->hash[id_hash(d, u->id)];
+	d->hash[id_hash(d, u->id)] = u;
+	d->created++;
+	account(d, 1, 0, u->undo ? (long)len : 0);
+	return u->id;
+}
+
+/* ---- write images ---------------------------------------------------------------- */
+
+/* Is u allowed in the write of its block being built now? Its befores are
+ * older, so on the same block they were decided already. */
+static int allowed(const struct upd *u)
+{
+	const struct edge *e;
+	for (e = u->befores; e; e = e->next_before)
+		if (e->before->b != u->b || !e->before->included)
+			return 0;
+	return 1;
+}
+
+/*
+ * Build the write image of b into out: its bytes with every update that is
+ * not allowed undone, newest first.  Returns how many pending updates the
+ * image carries; *undone counts the others.
+ */
+unsigned deps_image(struct sufs_fs *fs, struct buf *b, uint8_t *out, unsigned *undone)
+{
+	struct upd *u, *stack[64], **list = stack;
+	unsigned n = 0, k = 0, i;
+
+	memcpy(out, b->data, fs->bsize);
+	*undone = 0;
+	for (u = b->upds; u; u = u->bnext) {
+		u->included = (uint8_t)allowed(u);
+		k += u->included;
+		n++;
+	}
+	if (k == n)
+		return k;
+	if (n > 64 && !(list = malloc(n * sizeof(*list)))) {
+		/* no memory for the order: write nothing of this block now */
+		for (u = b->upds; u; u = u->bnext)
+			u->included = 0;
+		*undone = n;
+		return (unsigned)-1;
+	}
+	for (i = 0, u = b->upds; u; u = u->bnext)
+		list[i++] = u;
+	while (i--) {
+		u = list[i];
+		if (u->included)
+			continue;
+		assert(u->undo || u->zero_undo); /* invariant (3) */
+		if (u->undo)
+			memcpy(out + u->off, u->undo, u->len);
+		else
+			memset(out + u->off, 0, u->len);
+		(*undone)++;
+	}
+	if (list != stack)
+		free(list);
+	return k;
+}
+
+/* ---- marking on disk, deferred work -------------------------------------------------- */
+
+static void upd_free(struct sufs_fs *fs, struct upd *u)
+{
+	struct deps *d = &fs->deps;
+	struct edge *e, *next, **pp;
+	struct upd **up;
+	long nedges = 0;
+
+	/* those waiting for u wait no more */
+	for (e = u->afters; e; e = next) {
+		next = e->next_after;
+		for (pp = &e->after->befores; *pp != e; pp = &(*pp)->next_before)
+			;
+		*pp = e->next_before;
+		free(e);
+		nedges++;
+	}
+	/* u waited for nothing still pending when it went out, except updates
+	 * of its own block written in the same image */
+	for (e = u->befores; e; e = next) {
+		next = e->next_before;
+		for (pp = &e->before->afters; *pp != e; pp = &(*pp)->next_after)
+			;
+		*pp = e->next_after;
+		free(e);
+		nedges++;
+	}
+	for (up = &u->b->upds; *up != u; up = &(*up)->bnext)
+		;
+	*up = u->bnext;
+	table_remove(d, u);
+	account(d, -1, -nedges, u->undo ? -(long)u->len : 0);
+	free(u->undo);
+	free(u);
+}
+
+/* After the barrier: every update written in the epoch is on disk. */
+static void mark_on_disk(struct sufs_fs *fs, struct buf *b)
+{
+	struct upd *u, *next;
+
+	for (u = b->upds; u; u = next) {
+		next = u->bnext;
+		if (u->inflight)
+			upd_free(fs, u);
+	}
+}
+
+/*
+ * Forget every pending update of a block that was just freed: no pointer
+ * on disk reaches it any more, so nothing it carries matters, and whatever
+ * waited for those updates need not wait.
+ */
+void deps_cancel(struct sufs_fs *fs, struct buf *b)
+{
+	while (b->upds)
+		upd_free(fs, b->upds);
+}
+
+/* Run deferred work whose updates are all on disk. */
+static int run_deferred(struct sufs_fs *fs)
+{
+	struct deps *d = &fs->deps;
+	struct deferred **pp = &d->deferred, *w;
+	unsigned i;
+	int err = 0, ready;
+
+	while ((w = *pp) != NULL) {
+		ready = 1;
+		for (i = 0; i < w->nwaits && ready; i++)
+			if (deps_find(fs, w->waits[i]))
+				ready = 0;
+		if (!ready) {
+			pp = &w->next;
+			continue;
+		}
+		*pp = w->next;
+		d->ndeferred--;
+		if (!err)
+			err = w->fn(fs, w->arg);
+		else
+			w->fn(fs, w->arg);
+		free(w);
+	}
+	return err;
+}
+
+/*
+ * Run fn(fs, arg) once every update in waits is on disk: at once when they
+ * all are (and always in async mode).  fn owns arg; fn(NULL, arg) means the
+ * work is dropped (the file system is abandoned) and only frees arg.
+ */
+int deps_defer(struct sufs_fs *fs, const upd_id *waits, unsigned nwaits,
+	       int (*fn)(struct sufs_fs *, void *), void *arg)
+{
+	struct deps *d = &fs->deps;
+	struct deferred *w;
+	unsigned i, n = 0;
+
+	w = malloc(sizeof(*w) + nwaits * sizeof(upd_id));
+	if (!w)
+		return -ENOMEM;
+	for (i = 0; i < nwaits; i++)
+		if (deps_find(fs, waits[i]))
+			w->waits[n++] = waits[i];
+	if (n == 0) {
+		free(w);
+		return fn(fs, arg);
+	}
+	w->nwaits = n;
+	w->fn = fn;
+	w->arg = arg;
+	w->next = d->deferred;
+	d->deferred = w;
+	d->ndeferred++;
+	return 0;
+}
+
+/* ---- epochs ---------------------------------------------------------------------------- */
+
+static int cmp_blk(const void *a, const void *b)
+{
+	uint64_t x = (*(struct buf *const *)a)->blk, y = (*(struct buf *const *)b)->blk;
+	return x < y ? -1 : x > y;
+}
+
+#define RUN_MAX 256
+
+/*
+ * One epoch: write the write image of every buffer that wants writing and
+ * has something it may write, one barrier, then mark what went out as on
+ * disk and run the deferred work that became ready.  want(b) selects the
+ * buffers (NULL: every dirty one).  Returns the number of blocks written,
+ * or a negative error.
+ */
+int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, void *),
+	       void *arg, int barrier)
+{
+	struct cache *c = &fs->cache;
+	struct buf **list, *b;
+	uint8_t *stage;
+	size_t n = 0, i, run, k, written = 0;
+	unsigned undone, carried;
+	int err = 0;
+
+	if (!c->dirty)
+		return run_deferred(fs);
+	list = malloc(c->dirty * sizeof(*list));
+	stage = malloc((size_t)RUN_MAX * fs->bsize);
+	if (!list || !stage) {
+		free(list);
+		free(stage);
+		return -ENOMEM;
+	}
+	for (b = c->lru.next; b != &c->lru; b = b->next)
+		if (b->dirty && (!want || want(fs, b, arg)))
+			list[n++] = b;
+	qsort(list, n, sizeof(*list), cmp_blk);
+	for (i = 0; i < n && !err; i += run) {
+		/* gather a run of consecutive blocks, skipping those with nothing
+		 * they may write yet */
+		for (run = 0; i + run < n && run < RUN_MAX; run++) {
+			b = list[i + run];
+			if (run && b->blk != list[i]->blk + run)
+				break;
+			carried = deps_image(fs, b, stage + run * fs->bsize, &undone);
+			if (carried == (unsigned)-1 || (!carried && !b->plain && b->upds)) {
+				if (run == 0) {
+					list[i] = NULL; /* nothing to write for it now */
+					run = 1;
+				}
+				break;
+			}
+			cache_seal(fs, b, stage + run * fs->bsize);
+			b->undone_in_write = undone;
+		}
+		if (!list[i])
+			continue;
+		err = sufs_dev_write(fs->dev, list[i]->blk << fs->bshift, stage, run * fs->bsize);
+		if (err)
+			break;
+		for (k = 0; k < run; k++) {
+			struct upd *u;
+			b = list[i + k];
+			for (u = b->upds; u; u = u->bnext)
+				u->inflight = u->included;
+			b->plain = 0;
+			b->written = 1;
+			fs->deps.undone += b->undone_in_write;
+			if (!b->undone_in_write) {
+				b->dirty = 0;
+				c->dirty--;
+			}
+			if (fs->trace)
+				fs->trace(fs, b, fs->trace_arg);
+		}
+		written += run;
+		fs->stats.block_writes += run;
+	}
+	if (!err && written && barrier)
+		err = sufs_dev_barrier(fs->dev);
+	if (!err) {
+		fs->deps.epochs += written && barrier ? 1 : 0;
+		fs->last_epoch = now_seconds_mono();
+		for (i = 0; i < n; i++) {
+			if (list[i] && list[i]->written) {
+				list[i]->written = 0;
+				mark_on_disk(fs, list[i]);
+			}
+		}
+		err = run_deferred(fs);
+	}
+	free(list);
+	free(stage);
+	return err < 0 ? err : (int)written;
+}
+
+/* ---- flushing a chosen set ------------------------------------------------------ */
+
+static int cmp_id(const void *a, const void *b)
+{
+	upd_id x = *(const upd_id *)a, y = *(const upd_id *)b;
+	return x < y ? -1 : x > y;
+}
+
+struct idset {
+	upd_id *id;
+	size_t n;
+};
+
+static int in_set(const struct idset *s, upd_id id)
+{
+	return bsearch(&id, s->id, s->n, sizeof(upd_id), cmp_id) != NULL;
+}
+
+static int want_set(struct sufs_fs *fs, struct buf *b, void *arg)
+{
+	const struct upd *u;
+	(void)fs;
+	for (u = b->upds; u; u = u->bnext)
+		if (in_set(arg, u->id))
+			return 1;
+	return 0;
+}
+
+/*
+ * Make the given updates, and everything they wait for, durable: epochs
+ * that write only the blocks carrying some of them (fsync, sync mode).
+ * ids is scratch: it may be reallocated and is freed here.
+ */
+int deps_flush_set(struct sufs_fs *fs, upd_id *ids, size_t n)
+{
+	struct idset set;
+	size_t cap = n, i, live;
+	struct upd *u;
+	struct edge *e;
+	int err = 0;
+
+	/* the closure over what they wait for: befores are older and live */
+	for (i = 0; i < n; i++) {
+		u = deps_find(fs, ids[i]);
+		if (!u)
+			continue;
+		for (e = u->befores; e; e = e->next_before) {
+			if (n == cap) {
+				upd_id *p = realloc(ids, (cap = cap * 2 + 16) * sizeof(*ids));
+				if (!p) {
+					free(ids);
+					return -ENOMEM;
+				}
+				ids = p;
+			}
+			ids[n++] = e->before->id;
+		}
+	}
+	qsort(ids, n, sizeof(*ids), cmp_id);
+	for (i = live = 0; i < n; i++)
+		if ((i == 0 || ids[i] != ids[i - 1]) && deps_find(fs, ids[i]))
+			ids[live++] = ids[i];
+	set.id = ids;
+	set.n = live;
+	while (!err) {
+		for (i = 0; i < set.n && !deps_find(fs, set.id[i]); i++)
+			;
+		if (i == set.n)
+			break;
+		err = deps_epoch(fs, want_set, &set, 1);
+		if (err == 0)
+			err = -EIO; /* cannot happen: the oldest of the set is allowed */
+		else if (err > 0)
+			err = 0;
+	}
+	free(ids);
+	return err;
+}
+
+/* ---- invariants ---------------------------------------------------------------------- */
+
+/* Check invariants (1)-(3) over every pending update; -EFAULT if one fails. */
+int deps_check(struct sufs_fs *fs)
+{
+	struct deps *d = &fs->deps;
+	struct upd *u, *o;
+	struct edge *e;
+	size_t i, count = 0;
+
+	for (i = 0; i < d->nhash; i++) {
+		for (u = d->hash[i]; u; u = u->hnext) {
+			count++;
+			if (!u->b->dirty)
+				return -EFAULT;
+			for (e = u->befores; e; e = e->next_before)
+				if (e->before->id >= u->id)      /* (1) */
+					return -EFAULT;
+			if (!u->undo && !u->zero_undo && u->befores) /* (3) */
+				return -EFAULT;
+			for (o = u->b->upds; o != u; o = o->bnext) {
+				if (!o)
+					return -EFAULT;  /* not on its buffer's list */
+				if (!overlaps(o, u->off, u->len))
+					continue;
+				for (e = u->befores; e && e->before != o; e = e->next_before)
+					;
+				if (!e)                          /* (2) */
+					return -EFAULT;
+			}
+		}
+	}
+	return count == d->pending ? 0 : -EFAULT;
+}
+
+static const char *const kind_names[] = {
+	[UPD_BMSAFEMAP] = "bmsafemap",
+	[UPD_INODEDEP] = "inodedep",
+	[UPD_ALLOCDIRECT] = "allocdirect",
+	[UPD_INDIRDEP] = "indirdep",
+	[UPD_ALLOCINDIR] = "allocindir",
+	[UPD_DIRADD] = "diradd",
+	[UPD_MKDIR] = "mkdir",
+	[UPD_DIRREM] = "dirrem",
+	[UPD_FREEBLKS] = "freeblks",
+	[UPD_FREEFILE] = "freefile",
+	[UPD_DATA] = "data",
+};
+
+const char *deps_kind_name(unsigned kind)
+{
+	return kind < sizeof(kind_names) / sizeof(kind_names[0]) && kind_names[kind] ?
+		       kind_names[kind] : "unknown";
+}
+
+int waits_add(struct waits *w, upd_id id)
+{
+	unsigned i;
+
+	if (!id)
+		return 0;
+	for (i = 0; i < w->n; i++)
+		if (w->id[i] == id)
+			return 0;
+	if (w->n == DEPS_MAX_WAITS)
+		return -ENOSPC;
+	w->id[w->n++] = id;
+	return 0;
+}
+
+/* Write epochs until nothing is dirty and no work is deferred. */
+int deps_drain(struct sufs_fs *fs)
+{
+	int n;
+
+	while (fs->cache.dirty || fs->deps.ndeferred) {
+		n = deps_epoch(fs, NULL, NULL, 1);
+		if (n < 0)
+			return n;
+		if (n == 0 && fs->cache.dirty)
+			return -EIO; /* cannot happen: the oldest update is always allowed */
+	}
+	return fs->deps.failed ? -ENOMEM : 0;
+}
+
+void deps_destroy(struct sufs_fs *fs)
+{
+	struct deps *d = &fs->deps;
+	struct deferred *w, *next;
+	size_t i;
+
+	for (i = 0; i < d->nhash; i++)
+		while (d->hash[i])
+			upd_free(fs, d->hash[i]);
+	for (w = d->deferred; w; w = next) {
+		next = w->next;
+		w->fn(NULL, w->arg); /* dropped, not run: it frees its argument */
+		free(w);
+	}
+	free(d->hash);
+	memset(d, 0, sizeof(*d));
+}
