@@ -100,13 +100,15 @@ void cache_destroy(struct sufs_fs *fs)
 	c->hash = NULL;
 }
 
-/* Free clean, unused buffers, oldest first, until there is room for one more. */
+/* Free clean, unused buffers, oldest first, until a sixteenth of the cache
+ * is free again (so that the walk past dirty buffers is paid rarely). */
 static void evict(struct sufs_fs *fs)
 {
 	struct cache *c = &fs->cache;
 	struct buf *b = c->lru.next, *next;
+	size_t target = c->limit - c->limit / 16;
 
-	while (c->count >= c->limit && b != &c->lru) {
+	while (c->count >= target && b != &c->lru) {
 		next = b->next;
 		if (!b->refs && !b->dirty)
 			buf_free(fs, b);
@@ -128,6 +130,11 @@ static int make_room(struct sufs_fs *fs)
 
 	if (c->count < c->limit)
 		return 0;
+	if (c->dirty > c->dirty_limit) {
+		err = cache_writeback(fs);
+		if (err)
+			return err;
+	}
 	evict(fs);
 	if (c->count >= c->limit && c->dirty) {
 		err = cache_writeback(fs);

@@ -37,9 +37,11 @@
  *       is acyclic and the oldest pending update is always allowed:
  *       every epoch makes progress.  Enforced by deps_update(), which only
  *       ever adds edges to updates that already exist.
- *   (2) An update that overlaps a pending update on the same bytes waits
+ *   (2) An update that overlaps a pending update that may be undone waits
  *       for it, or is merged into it.  So undoing newest first restores
- *       exactly the bytes of what is undone.  Enforced by deps_update().
+ *       exactly the bytes of what is undone, and never a newer change's.
+ *       (An update that is never undone can be overlapped freely.)
+ *       Enforced by deps_update().
  *   (3) An update that has no old bytes is allowed in every write: it was
  *       created waiting for nothing.  (Old bytes that are all zero are
  *       kept as a flag, not a copy.)  Enforced by deps_update() (undo is
@@ -247,14 +249,20 @@ static int merge_into(struct deps *d, struct upd *u, const uint8_t *data, uint32
  * Record a change of [off, off+len) of b that waits for the given updates,
  * before the caller makes it.  Returns the id of the update that carries
  * the change (an older one when merged), or 0 when there is nothing to wait
- * for: async mode, or when memory ran out (then the engine falls back to
- * writing everything in order at the next drain; see deps_update_failed).
+ * for: async mode, or when memory ran out.  Then d->failed is set: the
+ * ordering can no longer be promised, sync reports -ENOMEM and close marks
+ * the image as needing a full check.
  */
+static int undoable(const struct upd *u)
+{
+	return u->undo || u->zero_undo;
+}
+
 upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
 		   enum upd_kind kind, const upd_id *waits, unsigned nwaits)
 {
 	struct deps *d = &fs->deps;
-	struct upd *w[DEPS_MAX_WAITS], *u, *o, *last = NULL, *only = NULL;
+	struct upd *w[DEPS_MAX_WAITS], *u, *o, *only = NULL, *t = b->ulast;
 	unsigned nw = 0, i, noverlap = 0;
 
 	if (fs->mode == SUFS_MODE_ASYNC)
@@ -265,20 +273,31 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 		if (x)
 			w[nw++] = x;
 	}
-	for (o = b->upds; o; o = o->bnext) {
-		if (overlaps(o, off, len)) {
-			noverlap++;
-			only = o;
+	/* Only updates that may be undone matter for overlaps: undoing one
+	 * restores bytes a newer change may share.  One that never is undone
+	 * can be overlapped freely. */
+	if (b->nundo) {
+		for (o = b->upds; o; o = o->bnext) {
+			if (undoable(o) && overlaps(o, off, len)) {
+				noverlap++;
+				only = o;
+			}
 		}
-		last = o;
 	}
-	/* fold into the one pending update it overlaps, when that adds no wait */
 	if (noverlap == 1 && waits_covered(only, w, nw) && !only->inflight) {
+		/* fold into the one undoable update it overlaps: adds no wait */
 		if (merge_into(d, only, b->data, off, len) == 0) {
 			d->merged++;
 			only->kind = (uint8_t)kind;
 			return only->id;
 		}
+	} else if (noverlap == 0 && nw == 0 && t && !undoable(t) && !t->inflight &&
+		   off <= t->off + t->len && t->off <= off + len) {
+		/* never undone, touching the newest that is never undone either:
+		 * one range (bitmap bits set one after another, data appended) */
+		merge_into(d, t, b->data, off, len);
+		d->merged++;
+		return t->id;
 	}
 	u = calloc(1, sizeof(*u));
 	if (!u || (d->pending + 1 > d->nhash && table_grow(d))) {
@@ -294,8 +313,8 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 	for (i = 0; i < nw; i++)
 		if (add_edge(d, w[i], u))
 			d->failed = 1;
-	for (o = b->upds; o; o = o->bnext)
-		if (overlaps(o, off, len) && add_edge(d, o, u))
+	for (o = noverlap ? b->upds : NULL; o; o = o->bnext)
+		if (undoable(o) && overlaps(o, off, len) && add_edge(d, o, u))
 			d->failed = 1;
 	if (u->befores) {
 		/* it may be undone: keep its old bytes (a flag when all zero,
@@ -307,11 +326,14 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 		} else {
 			d->failed = 1;
 		}
+		b->nundo++;
 	}
-	if (last)
-		last->bnext = u;
+	u->bprev = t;
+	if (t)
+		t->bnext = u;
 	else
 		b->upds = u;
+	b->ulast = u;
 	u->hnext = d->hash[id_hash(d, u->id)];
 	d->hash[id_hash(d, u->id)] = u;
 	d->created++;
@@ -382,7 +404,6 @@ static void upd_free(struct sufs_fs *fs, struct upd *u)
 {
 	struct deps *d = &fs->deps;
 	struct edge *e, *next, **pp;
-	struct upd **up;
 	long nedges = 0;
 
 	/* those waiting for u wait no more */
@@ -404,9 +425,16 @@ static void upd_free(struct sufs_fs *fs, struct upd *u)
 		free(e);
 		nedges++;
 	}
-	for (up = &u->b->upds; *up != u; up = &(*up)->bnext)
-		;
-	*up = u->bnext;
+	if (u->bprev)
+		u->bprev->bnext = u->bnext;
+	else
+		u->b->upds = u->bnext;
+	if (u->bnext)
+		u->bnext->bprev = u->bprev;
+	else
+		u->b->ulast = u->bprev;
+	if (undoable(u))
+		u->b->nundo--;
 	table_remove(d, u);
 	account(d, -1, -nedges, u->undo ? -(long)u->len : 0);
 	free(u->undo);
@@ -696,7 +724,7 @@ int deps_check(struct sufs_fs *fs)
 			for (o = u->b->upds; o != u; o = o->bnext) {
 				if (!o)
 					return -EFAULT;  /* not on its buffer's list */
-				if (!overlaps(o, u->off, u->len))
+				if (!undoable(o) || !overlaps(o, u->off, u->len))
 					continue;
 				for (e = u->befores; e && e->before != o; e = e->next_before)
 					;

@@ -122,6 +122,52 @@ struct find {
 	uint32_t ino;
 };
 
+/* A dirhash candidate, checked against the entry's bytes. */
+struct hfind {
+	struct sufs_fs *fs;
+	uint32_t dir;
+	const struct sufs_inode *din;
+	const char *name;
+	size_t len;
+	struct buf *b;     /* the block of the entry found, referenced */
+	uint32_t lblk, off;
+	int err;
+};
+
+static int hfind_fn(void *arg, uint32_t lblk, uint32_t off)
+{
+	struct hfind *f = arg;
+	struct buf *b;
+	const uint8_t *de;
+
+	f->err = dir_block(f->fs, f->dir, f->din, lblk, &b);
+	if (f->err)
+		return 1;
+	de = b->data + off;
+	if (off + SUFS_DIRENT_HDR <= dir_data_end(f->fs->bsize) && get32(de + DE_INO) &&
+	    de[DE_NAMELEN] == f->len && off + SUFS_DIRENT_HDR + f->len <= f->fs->bsize &&
+	    !memcmp(de + DE_NAME, f->name, f->len)) {
+		f->b = b;
+		f->lblk = lblk;
+		f->off = off;
+		return 1;
+	}
+	buf_put(f->fs, b);
+	return 0;
+}
+
+/* Look a name up through the directory's index: 1 found (f->b held),
+ * 0 not there, <0 error. */
+static int hashed_find(struct sufs_fs *fs, struct dirhash *h, uint32_t dir,
+		       const struct sufs_inode *din, const char *name, size_t len, struct hfind *f)
+{
+	*f = (struct hfind){ fs, dir, din, name, len, NULL, 0, 0, 0 };
+	dirhash_lookup(h, name, len, hfind_fn, f);
+	if (f->err)
+		return f->err;
+	return f->b != NULL;
+}
+
 static int find_fn(void *arg, const char *name, size_t len, uint32_t ino, unsigned ftype)
 {
 	struct find *f = arg;
@@ -137,7 +183,19 @@ int dir_lookup(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
 	       const char *name, size_t len, uint32_t *ino)
 {
 	struct find f = { name, len, 0 };
-	int rc = dir_iterate(fs, dir, din, find_fn, &f);
+	struct dirhash *h = S_ISDIR(din->mode) ? dirhash_get(fs, dir, din) : NULL;
+	struct hfind hf;
+	int rc;
+
+	if (h) {
+		rc = hashed_find(fs, h, dir, din, name, len, &hf);
+		if (rc <= 0)
+			return rc ? rc : -ENOENT;
+		*ino = get32(hf.b->data + hf.off + DE_INO);
+		buf_put(fs, hf.b);
+		return 0;
+	}
+	rc = dir_iterate(fs, dir, din, find_fn, &f);
 
 	if (rc < 0)
 		return rc;
@@ -209,8 +267,10 @@ int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char
 	    upd_id *id)
 {
 	uint32_t need = dirent_size((uint32_t)len), end = dir_data_end(fs->bsize);
-	uint32_t off, reclen, used, slot_off = 0;
+	uint32_t off, reclen, used, slot_off = 0, room;
 	uint64_t n, lblk, slot_lblk = UINT64_MAX;
+	struct dirhash *h;
+	struct hfind hf;
 	struct buf *b;
 	upd_id e;
 	int rc;
@@ -218,7 +278,21 @@ int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char
 	if (len == 0 || len > SUFS_NAME_MAX || memchr(name, '/', len) || memchr(name, 0, len))
 		return len > SUFS_NAME_MAX ? -ENAMETOOLONG : -EINVAL;
 	rc = dir_nblocks(fs, din, &n);
-	for (lblk = 0; lblk < n && !rc; lblk++) {
+	h = rc ? NULL : dirhash_get(fs, dir, din);
+	if (h) {
+		rc = hashed_find(fs, h, dir, din, name, len, &hf);
+		if (rc) {
+			if (rc > 0)
+				buf_put(fs, hf.b);
+			return rc > 0 ? -EEXIST : rc;
+		}
+		room = dirhash_find_room(h, need);
+		n = room == UINT32_MAX ? 0 : room + 1; /* scan just that block */
+		lblk = room == UINT32_MAX ? 0 : room;
+	} else {
+		lblk = 0;
+	}
+	for (; lblk < n && !rc; lblk++) {
 		rc = dir_block(fs, dir, din, lblk, &b);
 		if (rc)
 			return rc;
@@ -227,7 +301,7 @@ int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char
 			uint32_t eino = get32(de + DE_INO);
 			reclen = get16(de + DE_RECLEN);
 			used = eino ? dirent_size(de[DE_NAMELEN]) : 0;
-			if (eino && de[DE_NAMELEN] == len && !memcmp(de + DE_NAME, name, len)) {
+			if (!h && eino && de[DE_NAMELEN] == len && !memcmp(de + DE_NAME, name, len)) {
 				buf_put(fs, b);
 				return -EEXIST;
 			}
@@ -241,6 +315,7 @@ int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char
 	if (rc)
 		return rc;
 	if (slot_lblk == UINT64_MAX) {
+		slot_lblk = din->size / fs->bsize;
 		rc = dir_grow(fs, dir, din, iw, &b);
 		slot_off = 0;
 	} else {
@@ -259,6 +334,8 @@ int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char
 		reclen -= used;
 	}
 	e = put_entry(fs, b, off, reclen, name, len, ino, ftype, w);
+	if (h)
+		dirhash_add(fs, h, name, len, (uint32_t)slot_lblk, off, b->data);
 	buf_put(fs, b);
 	if (id)
 		*id = e;
@@ -267,13 +344,26 @@ int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char
 
 /* Find a live entry; *bp holds its block (referenced), *offp its offset. */
 static int dir_find(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
-		    const char *name, size_t len, struct buf **bp, uint32_t *offp)
+		    const char *name, size_t len, struct buf **bp, uint32_t *offp,
+		    uint32_t *lblkp)
 {
 	uint32_t end = dir_data_end(fs->bsize), off;
 	uint64_t n, lblk;
+	struct dirhash *h;
+	struct hfind hf;
 	struct buf *b;
 	int rc = dir_nblocks(fs, din, &n);
 
+	h = rc ? NULL : dirhash_get(fs, dir, din);
+	if (h) {
+		rc = hashed_find(fs, h, dir, din, name, len, &hf);
+		if (rc <= 0)
+			return rc ? rc : -ENOENT;
+		*bp = hf.b;
+		*offp = hf.off;
+		*lblkp = hf.lblk;
+		return 0;
+	}
 	for (lblk = 0; lblk < n && !rc; lblk++) {
 		rc = dir_block(fs, dir, din, lblk, &b);
 		if (rc)
@@ -284,6 +374,7 @@ static int dir_find(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *d
 			    !memcmp(de + DE_NAME, name, len)) {
 				*bp = b;
 				*offp = off;
+				*lblkp = (uint32_t)lblk;
 				return 0;
 			}
 		}
@@ -301,10 +392,11 @@ int dir_set(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din, cons
 	    size_t len, uint32_t ino, unsigned ftype, enum upd_kind kind,
 	    const struct waits *w, uint32_t *old, upd_id *id)
 {
+	struct dirhash *h;
 	struct buf *b;
-	uint32_t off;
+	uint32_t off, lblk;
 	upd_id u;
-	int rc = dir_find(fs, dir, din, name, len, &b, &off);
+	int rc = dir_find(fs, dir, din, name, len, &b, &off, &lblk);
 
 	if (rc)
 		return rc;
@@ -315,6 +407,8 @@ int dir_set(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din, cons
 	}
 	u = buf_update(fs, b, off + DE_INO, 4, kind, w);
 	put32(b->data + off + DE_INO, ino);
+	if (!ino && (h = dirhash_get(fs, dir, din)) != NULL)
+		dirhash_remove(fs, h, name, len, lblk, off, b->data);
 	buf_put(fs, b);
 	if (id)
 		*id = u;

@@ -79,6 +79,7 @@ int fs_alloc_struct(struct sufs_dev *dev, const struct sufs_super *sb, unsigned 
 
 void fs_free_struct(struct sufs_fs *fs)
 {
+	dirhash_drop(fs, 0);
 	deps_destroy(fs);
 	if (fs->cache.hash)
 		cache_destroy(fs);
@@ -300,6 +301,8 @@ int sufs_close(struct sufs_fs *fs)
 		/* a new file system went out whole before its superblock: it is
 		 * ready for the default mode */
 		fs->sb.write_mode = fs->mkfs ? SUFS_MODE_SOFTDEP : fs->mode;
+		if (fs->deps.failed)
+			fs->sb.flags |= SUFS_FLAG_NEEDS_FSCK;
 		err = write_all(fs);
 		if (!err)
 			err = sufs_dev_barrier(fs->dev);
@@ -493,6 +496,7 @@ int sufs_block_write(struct sufs_fs *fs, uint64_t blk, const void *buf)
 	if (err)
 		return err == -SUFS_ECORRUPT ? -EINVAL : err;
 	b->type = BUF_RAW;
+	dirhash_drop(fs, 0); /* a raw write may change any directory */
 	buf_update(fs, b, 0, fs->bsize, UPD_DATA, NULL);
 	memcpy(b->data, buf, fs->bsize);
 	buf_put(fs, b);

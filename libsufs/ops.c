@@ -387,6 +387,8 @@ static int inode_free(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode 
 		return -ENOMEM;
 	f->ino = ino;
 	f->was_dir = S_ISDIR(in->mode);
+	if (f->was_dir)
+		dirhash_drop(fs, ino);
 	err = inode_walk(fs, ino, in, collect_fn, &f->blocks);
 	if (!err) {
 		memset(&zero, 0, sizeof(zero));

@@ -115,7 +115,7 @@ struct upd {
 	uint8_t *undo;                  /* old bytes, NULL when it can never be undone */
 	struct edge *befores;           /* what it waits for */
 	struct edge *afters;            /* what waits for it */
-	struct upd *bnext;              /* next on the same buffer, newer */
+	struct upd *bnext, *bprev;      /* on the same buffer: newer, older */
 	struct upd *hnext;              /* id hash chain */
 };
 
@@ -161,7 +161,8 @@ struct buf {
 	uint8_t written;                /* scratch: written in the epoch in progress */
 	uint32_t undone_in_write;       /* updates left out of its last write image */
 	uint32_t owner;                 /* BUF_DIR: the directory's inode, for fsync */
-	struct upd *upds;               /* pending updates, oldest first */
+	struct upd *upds, *ulast;       /* pending updates, oldest first, newest */
+	uint32_t nundo;                 /* of them, those that may be undone */
 };
 
 struct cache {
@@ -203,6 +204,8 @@ struct sufs_fs {
 	unsigned max_age_ms;
 	double last_epoch;              /* monotonic seconds */
 	int in_op;                      /* an operation is under way: no write-back */
+	struct dirhash *dirhash[32];    /* indexes of large directories (dirhash.c) */
+	uint64_t dirhash_clock;
 	/* called for each block written (the debugger's flush view) */
 	void (*trace)(struct sufs_fs *fs, struct buf *b, void *arg);
 	void *trace_arg;
@@ -289,5 +292,17 @@ int dir_init(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint32_t p
 int dir_iterate(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
 		sufs_dirent_fn fn, void *arg);
 int dir_block_check(const uint8_t *blk, uint32_t bsize, const char **why);
+
+/* dirhash.c */
+struct dirhash;
+struct dirhash *dirhash_get(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *din);
+int dirhash_lookup(struct dirhash *h, const char *name, size_t len,
+		   int (*fn)(void *arg, uint32_t lblk, uint32_t off), void *arg);
+int dirhash_add(struct sufs_fs *fs, struct dirhash *h, const char *name, size_t len,
+		uint32_t lblk, uint32_t off, const uint8_t *blk);
+void dirhash_remove(struct sufs_fs *fs, struct dirhash *h, const char *name, size_t len,
+		    uint32_t lblk, uint32_t off, const uint8_t *blk);
+uint32_t dirhash_find_room(struct dirhash *h, uint32_t need);
+void dirhash_drop(struct sufs_fs *fs, uint32_t ino);
 
 #endif /* SUFS_INT_H */

@@ -173,7 +173,8 @@ static void eviction_keeps_the_cache_within_its_limit(void **state)
 		buf_put(fs, b);
 		assert_true(fs->cache.count <= 64);
 	}
-	assert_int_equal(fs->cache.count, 64);
+	/* eviction frees a sixteenth of the cache at a time */
+	assert_true(fs->cache.count >= 64 - 64 / 16);
 	/* the newest are kept, the oldest went */
 	assert_non_null(cached(fs, FREE_AREA + 299));
 	assert_null(cached(fs, FREE_AREA));

@@ -1,0 +1,271 @@
+/*
+ * dirhash.c - an in-memory index of a large directory's entries (after
+ * FreeBSD's dirhash), so that looking up, adding and removing names in a
+ * directory of many blocks does not scan it all each time.
+ *
+ * The index is a cache, never the truth: it is built from the directory's
+ * blocks when a directory of DIRHASH_MIN_BLOCKS or more is first used, kept
+ * up to date by dir.c's changes, and thrown away whenever in doubt (memory,
+ * a raw block write, the directory freed).  A hit is always checked against
+ * the entry's bytes in the block.
+ *
+ * It holds, per directory: an open-addressing table from a name's hash to
+ * the (block, offset) of its entry, and per block the largest room a new
+ * entry could take there (free slot or slack after a live entry).
+ */
+#include "config.h"
+#include "sufs_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#define DIRHASH_MIN_BLOCKS 4
+#define DIRHASH_MAX_DIRS 32
+#define EMPTY 0xffffffffu
+#define GONE 0xfffffffeu
+
+struct slot {
+	uint32_t lblk;    /* EMPTY, GONE (a tombstone) or the entry's block */
+	uint32_t hash;
+	uint32_t off;
+};
+
+struct dirhash {
+	uint32_t ino;
+	uint64_t used;     /* for LRU */
+	struct slot *slots;
+	uint32_t nslots, nlive, ngone;
+	uint16_t *room;    /* per block: the largest entry size that fits */
+	uint32_t nblocks, capblocks;
+	uint32_t first;    /* no block before it has room for even the smallest entry */
+};
+
+static uint32_t name_hash(const char *name, size_t len)
+{
+	uint32_t h = 2166136261u;
+	while (len--)
+		h = (h ^ (uint8_t)*name++) * 16777619u;
+	return h;
+}
+
+static void dh_free(struct dirhash *h)
+{
+	if (!h)
+		return;
+	free(h->slots);
+	free(h->room);
+	free(h);
+}
+
+void dirhash_drop(struct sufs_fs *fs, uint32_t ino)
+{
+	unsigned i;
+	for (i = 0; i < DIRHASH_MAX_DIRS; i++) {
+		struct dirhash *h = fs->dirhash[i];
+		if (h && (h->ino == ino || ino == 0)) {
+			dh_free(h);
+			fs->dirhash[i] = NULL;
+		}
+	}
+}
+
+static int dh_insert(struct dirhash *h, uint32_t hash, uint32_t lblk, uint32_t off);
+
+static int dh_grow(struct dirhash *h)
+{
+	struct slot *old = h->slots;
+	uint32_t n = h->nslots, i;
+
+	h->nslots = n ? 2 * n : 256;
+	while (h->nlive * 2 >= h->nslots)
+		h->nslots *= 2;
+	h->slots = malloc(h->nslots * sizeof(*h->slots));
+	if (!h->slots) {
+		h->slots = old;
+		h->nslots = n;
+		return -ENOMEM;
+	}
+	for (i = 0; i < h->nslots; i++)
+		h->slots[i].lblk = EMPTY;
+	h->nlive = h->ngone = 0;
+	for (i = 0; i < n; i++)
+		if (old[i].lblk < GONE)
+			dh_insert(h, old[i].hash, old[i].lblk, old[i].off);
+	free(old);
+	return 0;
+}
+
+static int dh_insert(struct dirhash *h, uint32_t hash, uint32_t lblk, uint32_t off)
+{
+	uint32_t i;
+
+	if ((h->nlive + h->ngone + 1) * 4 >= h->nslots * 3 && dh_grow(h))
+		return -ENOMEM;
+	for (i = hash & (h->nslots - 1); h->slots[i].lblk < GONE; i = (i + 1) & (h->nslots - 1))
+		;
+	if (h->slots[i].lblk == GONE)
+		h->ngone--;
+	h->slots[i].lblk = lblk;
+	h->slots[i].hash = hash;
+	h->slots[i].off = off;
+	h->nlive++;
+	return 0;
+}
+
+/* The room in one block: the largest entry that could be put there. */
+static uint16_t block_room(const uint8_t *blk, uint32_t bsize)
+{
+	uint32_t end = bsize - SUFS_DIR_TAIL_SIZE, off, reclen, used, best = 0;
+
+	for (off = 0; off < end; off += reclen) {
+		reclen = get16(blk + off + DE_RECLEN);
+		used = get32(blk + off + DE_INO) ? dirent_size(blk[off + DE_NAMELEN]) : 0;
+		if (reclen - used > best)
+			best = reclen - used;
+	}
+	return (uint16_t)(best > 0xffff ? 0xffff : best);
+}
+
+static int set_room(struct dirhash *h, uint32_t lblk, uint16_t room)
+{
+	if (lblk >= h->capblocks) {
+		uint32_t cap = h->capblocks ? h->capblocks : 16;
+		uint16_t *p;
+		while (cap <= lblk)
+			cap *= 2;
+		p = realloc(h->room, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		h->room = p;
+		h->capblocks = cap;
+	}
+	if (lblk >= h->nblocks)
+		h->nblocks = lblk + 1;
+	h->room[lblk] = room;
+	if (room >= dirent_size(1) && lblk < h->first)
+		h->first = lblk;
+	return 0;
+}
+
+/* Index one block's entries and room. */
+static int dh_scan_block(struct dirhash *h, const uint8_t *blk, uint32_t bsize, uint32_t lblk)
+{
+	uint32_t end = bsize - SUFS_DIR_TAIL_SIZE, off;
+	int err = 0;
+
+	for (off = 0; off < end && !err; off += get16(blk + off + DE_RECLEN))
+		if (get32(blk + off + DE_INO))
+			err = dh_insert(h, name_hash((const char *)blk + off + DE_NAME,
+						     blk[off + DE_NAMELEN]), lblk, off);
+	return err ? err : set_room(h, lblk, block_room(blk, bsize));
+}
+
+/*
+ * The index of a directory, built on first use when it is large enough;
+ * NULL when it is small (or memory is short): callers then scan.
+ */
+struct dirhash *dirhash_get(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *din)
+{
+	uint64_t n = din->size / fs->bsize, lblk, pblk;
+	struct dirhash *h;
+	unsigned i, victim = 0;
+	struct buf *b;
+
+	for (i = 0; i < DIRHASH_MAX_DIRS; i++) {
+		h = fs->dirhash[i];
+		if (h && h->ino == ino) {
+			h->used = ++fs->dirhash_clock;
+			return h;
+		}
+	}
+	if (n < DIRHASH_MIN_BLOCKS || n > UINT32_MAX)
+		return NULL;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->ino = ino;
+	for (lblk = 0; lblk < n; lblk++) {
+		if (bmap_get(fs, din, lblk, &pblk) || !pblk ||
+		    buf_get(fs, pblk, BUF_DIR, &b)) {
+			dh_free(h);
+			return NULL;
+		}
+		if (b->dir_bad || dh_scan_block(h, b->data, fs->bsize, (uint32_t)lblk)) {
+			buf_put(fs, b);
+			dh_free(h);
+			return NULL;
+		}
+		buf_put(fs, b);
+	}
+	for (i = 0; i < DIRHASH_MAX_DIRS; i++) {
+		if (!fs->dirhash[i]) {
+			victim = i;
+			break;
+		}
+		if (fs->dirhash[i]->used < fs->dirhash[victim]->used)
+			victim = i;
+	}
+	dh_free(fs->dirhash[victim]);
+	fs->dirhash[victim] = h;
+	h->used = ++fs->dirhash_clock;
+	return h;
+}
+
+/* Candidates for a name: call fn for each (block, offset) whose hash matches
+ * until it returns nonzero. */
+int dirhash_lookup(struct dirhash *h, const char *name, size_t len,
+		   int (*fn)(void *arg, uint32_t lblk, uint32_t off), void *arg)
+{
+	uint32_t hash = name_hash(name, len), i;
+	int rc;
+
+	for (i = hash & (h->nslots - 1); h->slots[i].lblk != EMPTY; i = (i + 1) & (h->nslots - 1)) {
+		if (h->slots[i].lblk == GONE || h->slots[i].hash != hash)
+			continue;
+		rc = fn(arg, h->slots[i].lblk, h->slots[i].off);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int dirhash_add(struct sufs_fs *fs, struct dirhash *h, const char *name, size_t len,
+		uint32_t lblk, uint32_t off, const uint8_t *blk)
+{
+	int err = dh_insert(h, name_hash(name, len), lblk, off);
+	if (!err)
+		err = set_room(h, lblk, block_room(blk, fs->bsize));
+	if (err)
+		dirhash_drop(fs, h->ino);
+	return err;
+}
+
+void dirhash_remove(struct sufs_fs *fs, struct dirhash *h, const char *name, size_t len,
+		    uint32_t lblk, uint32_t off, const uint8_t *blk)
+{
+	uint32_t hash = name_hash(name, len), i;
+
+	for (i = hash & (h->nslots - 1); h->slots[i].lblk != EMPTY; i = (i + 1) & (h->nslots - 1)) {
+		if (h->slots[i].lblk == lblk && h->slots[i].off == off) {
+			h->slots[i].lblk = GONE;
+			h->nlive--;
+			h->ngone++;
+			break;
+		}
+	}
+	if (set_room(h, lblk, block_room(blk, fs->bsize)))
+		dirhash_drop(fs, h->ino);
+}
+
+/* The first block with room for an entry of `need` bytes, or UINT32_MAX. */
+uint32_t dirhash_find_room(struct dirhash *h, uint32_t need)
+{
+	uint32_t i;
+
+	while (h->first < h->nblocks && h->room[h->first] < dirent_size(1))
+		h->first++;
+	for (i = h->first; i < h->nblocks; i++)
+		if (h->room[i] >= need)
+			return i;
+	return UINT32_MAX;
+}
