@@ -464,6 +464,18 @@ void deps_cancel(struct sufs_fs *fs, struct buf *b)
 		upd_free(fs, b->upds);
 }
 
+/* Forget the pending updates that lie within [off, off+len) of b. */
+void deps_cancel_range(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len)
+{
+	struct upd *u, *next;
+
+	for (u = b->upds; u; u = next) {
+		next = u->bnext;
+		if (u->off >= off && u->off + u->len <= off + len)
+			upd_free(fs, u);
+	}
+}
+
 /* Run deferred work whose updates are all on disk. */
 static int run_deferred(struct sufs_fs *fs)
 {
@@ -571,7 +583,9 @@ int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, v
 			if (run && b->blk != list[i]->blk + run)
 				break;
 			carried = deps_image(fs, b, stage + run * fs->bsize, &undone);
-			if (carried == (unsigned)-1 || (!carried && !b->plain && b->upds)) {
+			/* a block whose updates must all wait goes out later, with
+			 * them: its plain changes (times, counts) can wait too */
+			if (carried == (unsigned)-1 || (!carried && b->upds)) {
 				if (run == 0) {
 					list[i] = NULL; /* nothing to write for it now */
 					run = 1;
