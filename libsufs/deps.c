@@ -484,6 +484,12 @@ static int run_deferred(struct sufs_fs *fs)
 	unsigned i;
 	int err = 0, ready;
 
+	/* deferred work may fill the cache and so write back: an epoch run
+	 * from inside it leaves the list to this loop */
+	if (d->running_deferred)
+		return 0;
+	d->running_deferred = 1;
+
 	while ((w = *pp) != NULL) {
 		ready = 1;
 		for (i = 0; i < w->nwaits && ready; i++)
@@ -499,8 +505,9 @@ static int run_deferred(struct sufs_fs *fs)
 			err = w->fn(fs, w->arg);
 		else
 			w->fn(fs, w->arg);
-		free(w);
+		free(w); /* *pp is w's successor; work added meanwhile went to the head */
 	}
+	d->running_deferred = 0;
 	return err;
 }
 

@@ -138,6 +138,7 @@ struct deps {
 	uint64_t peak_pending, peak_mem, peak_undo;
 	uint64_t created, merged, undone, epochs;
 	int failed;                     /* memory ran out: ordering not guaranteed */
+	int running_deferred;
 };
 
 /* A set of updates to wait for, built up by an operation. */
