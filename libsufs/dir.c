@@ -208,8 +208,10 @@ int dir_lookup(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
 /*
  * Write an entry's header and name at off (its slot is already carved),
  * then its inode number.  Carving and the name need no ordering: an entry
- * whose inode number is 0 is a harmless free slot on disk.  Only the inode
- * number waits (for w: the inode, or its raised link count).
+ * whose inode number is 0 is a harmless free slot on disk.  So the header
+ * goes in first with inode number 0 (the slot may hold any bytes: a removed
+ * name's), and only the inode number, from 0, waits (for w: the inode, or
+ * its raised link count); undone, it reads as 0.
  */
 static upd_id put_entry(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t reclen,
 			const char *name, size_t len, uint32_t ino, unsigned ftype,
@@ -218,8 +220,8 @@ static upd_id put_entry(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_
 	uint8_t *de = b->data + off;
 	upd_id id;
 
-	buf_update(fs, b, off + DE_RECLEN, (uint32_t)(SUFS_DIRENT_HDR - DE_RECLEN + len),
-		   UPD_DIRADD, NULL);
+	buf_update(fs, b, off, (uint32_t)(SUFS_DIRENT_HDR + len), UPD_DIRADD, NULL);
+	put32(de + DE_INO, 0);
 	put16(de + DE_RECLEN, (uint16_t)reclen);
 	de[DE_NAMELEN] = (uint8_t)len;
 	de[DE_FTYPE] = (uint8_t)ftype;
