@@ -612,13 +612,7 @@ int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, v
 			b = list[i + k];
 			for (u = b->upds; u; u = u->bnext)
 				u->inflight = u->included;
-			b->plain = 0;
 			b->written = 1;
-			fs->deps.undone += b->undone_in_write;
-			if (!b->undone_in_write) {
-				b->dirty = 0;
-				c->dirty--;
-			}
 			if (fs->trace)
 				fs->trace(fs, b, fs->trace_arg);
 		}
@@ -627,15 +621,30 @@ int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, v
 	}
 	if (!err && written && barrier)
 		err = sufs_dev_barrier(fs->dev);
+	/* invariant (5): only now, after the barrier, is anything on disk; a
+	 * failed epoch leaves every block dirty and every update pending */
+	for (i = 0; i < n; i++) {
+		b = list[i];
+		if (!b || !b->written)
+			continue;
+		b->written = 0;
+		if (err) {
+			struct upd *u;
+			for (u = b->upds; u; u = u->bnext)
+				u->inflight = 0;
+			continue;
+		}
+		b->plain = 0;
+		fs->deps.undone += b->undone_in_write;
+		if (!b->undone_in_write) {
+			b->dirty = 0;
+			c->dirty--;
+		}
+		mark_on_disk(fs, b);
+	}
 	if (!err) {
 		fs->deps.epochs += written && barrier ? 1 : 0;
 		fs->last_epoch = now_seconds_mono();
-		for (i = 0; i < n; i++) {
-			if (list[i] && list[i]->written) {
-				list[i]->written = 0;
-				mark_on_disk(fs, list[i]);
-			}
-		}
 		err = run_deferred(fs);
 	}
 	free(list);

@@ -437,11 +437,18 @@ int fs_op_end(struct sufs_fs *fs, int err)
 		return err;
 	switch (fs->mode) {
 	case SUFS_MODE_SYNC:
-		rc = want_ordered(fs, &ids, &n);
-		if (!rc && n)
-			rc = deps_flush_set(fs, ids, n);
-		else
-			free(ids);
+		/* deferred frees make bitmap updates of their own: until none */
+		do {
+			rc = want_ordered(fs, &ids, &n);
+			if (!rc && n)
+				rc = deps_flush_set(fs, ids, n);
+			else
+				free(ids);
+			if (!rc && !n && fs->deps.ndeferred) {
+				int e = deps_epoch(fs, NULL, NULL, 1);
+				rc = e < 0 ? e : 0;
+			}
+		} while (!rc && (n || fs->deps.ndeferred));
 		break;
 	case SUFS_MODE_SOFTDEP:
 		if (c->dirty > c->dirty_limit || fs->deps.pending > PENDING_BUDGET ||

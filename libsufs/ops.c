@@ -829,7 +829,7 @@ static int do_rename(struct sufs_fs *fs, uint32_t sdir, const char *sname, size_
 	struct sufs_inode sdin, ddin, in, tin;
 	struct waits w = { 0 }, dw = { 0 };
 	uint32_t ino, tino = 0, old;
-	upd_id raised, named, removed, id;
+	upd_id raised, named, removed, id, dotdot = 0;
 	int is_dir, moving, err;
 
 	err = check_name(sname, slen);
@@ -898,11 +898,31 @@ static int do_rename(struct sufs_fs *fs, uint32_t sdir, const char *sname, size_
 		return err;
 	}
 	err = touch_dir(fs, ddir, &ddin, &dw);
+	w.n = 0;
+	waits_add(&w, named);
+	if (!err && moving) {
+		/* A moved directory's ".." names the new parent once the new name
+		 * is on disk, and the new parent's link count for it is raised
+		 * before that (rule 1); the old name goes only after (below), so
+		 * that at any crash the name ".." confirms is on disk. */
+		if (!tino) {
+			err = load_live(fs, ddir, &ddin);
+			if (!err) {
+				ddin.links++;
+				err = inode_store(fs, ddir, &ddin, UPD_INODEDEP, NULL, &id);
+				waits_add(&w, id);
+			}
+		} /* else the replaced directory's ".." link passes to us */
+		if (!err)
+			err = dir_set(fs, ino, &in, "..", 2, ddir, SUFS_FT_DIR, UPD_DIRADD, &w, &old,
+				      &dotdot);
+		w.n = 0;
+		waits_add(&w, named);
+		waits_add(&w, dotdot);
+	}
 	/* ... then the old name goes, only once the new one is on disk (rule 3) ... */
 	if (!err && sdir == ddir)
 		err = load_live(fs, sdir, &sdin); /* the directory may have grown */
-	w.n = 0;
-	waits_add(&w, named);
 	if (!err)
 		err = dir_set(fs, sdir, &sdin, sname, slen, 0, 0, UPD_DIRREM, &w, &old, &removed);
 	if (err)
@@ -916,26 +936,10 @@ static int do_rename(struct sufs_fs *fs, uint32_t sdir, const char *sname, size_
 	if (!err && tino)
 		err = drop_link(fs, tino, &tin, named);
 	if (!err && moving) {
-		/* the new parent gains the ".." link before ".." points to it;
-		 * the old parent loses it after */
-		if (!tino) {
-			err = load_live(fs, ddir, &ddin);
-			if (!err) {
-				ddin.links++;
-				err = inode_store(fs, ddir, &ddin, UPD_INODEDEP, NULL, &id);
-			}
-		} else {
-			id = 0; /* the replaced directory's ".." link passes to us */
-		}
+		/* the old parent loses the ".." link once ".." has moved on disk */
 		w.n = 0;
-		waits_add(&w, id);
-		if (!err)
-			err = dir_set(fs, ino, &in, "..", 2, ddir, SUFS_FT_DIR, UPD_DIRADD, &w, &old,
-				      &id);
-		w.n = 0;
-		waits_add(&w, id);
-		if (!err)
-			err = load_live(fs, sdir, &sdin);
+		waits_add(&w, dotdot);
+		err = load_live(fs, sdir, &sdin);
 		if (!err) {
 			sdin.links--;
 			err = inode_store(fs, sdir, &sdin, UPD_INODEDEP, &w, NULL);
