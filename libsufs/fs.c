@@ -68,6 +68,7 @@ int fs_alloc_struct(struct sufs_dev *dev, const struct sufs_super *sb, unsigned 
 	fs->mode = SUFS_MODE_SOFTDEP;
 	fs->dirty_percent = 50;
 	fs->max_age_ms = 30000;
+	fs->last_epoch = now_seconds_mono(); /* changes age from now, not from boot */
 	err = cache_init(fs, CACHE_BYTES);
 	if (err) {
 		fs_free_struct(fs);
@@ -410,6 +411,7 @@ static int want_ordered(struct sufs_fs *fs, upd_id **ids, size_t *n)
 				upd_id *p = realloc(*ids, (cap = cap * 2 + 64) * sizeof(**ids));
 				if (!p) {
 					free(*ids);
+					*ids = NULL;
 					return -ENOMEM;
 				}
 				*ids = p;

@@ -422,7 +422,9 @@ static int inode_free(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode 
 		dirhash_drop(fs, ino);
 	err = inode_walk(fs, ino, in, collect_fn, &f->blocks);
 	if (!err && fs->mode != SUFS_MODE_ASYNC && never_written(fs, ino)) {
-		deps_cancel_range(fs, inode_buf(fs, ino, &off), off, SUFS_INODE_SIZE);
+		struct buf *ib = inode_buf(fs, ino, &off); /* sets off: call it first */
+
+		deps_cancel_range(fs, ib, off, SUFS_INODE_SIZE);
 		w = NULL;
 		now = 1;
 	}
@@ -1309,7 +1311,14 @@ static int add_names(struct sufs_fs *fs, uint32_t ino, struct idlist *l, struct 
 				continue;
 			/* an entry's inode number lies at an 8-byte boundary */
 			for (uint32_t o = u->off & ~7u; o + 4 <= u->off + u->len && !err; o += 8) {
-				if (o < u->off || get32(u->b->data + o) != ino)
+				const uint8_t *de = u->b->data + o;
+
+				if (o < u->off || get32(de) != ino)
+					continue;
+				/* "." and ".." do not make ino reachable from the root */
+				if (o + SUFS_DIRENT_HDR + 2 <= fs->bsize && de[DE_NAME] == '.' &&
+				    (de[DE_NAMELEN] == 1 ||
+				     (de[DE_NAMELEN] == 2 && de[DE_NAME + 1] == '.')))
 					continue;
 				err = idlist_add(l, u->id);
 				if (!err && u->b->owner && u->b->owner != ino)

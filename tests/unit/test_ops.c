@@ -2,7 +2,8 @@
  * test_ops.c - the file-system operations as a program sees them: making
  * names of every kind, reading and writing, attributes, path resolution,
  * the error codes, running out of blocks and inodes, persistence across a
- * close, and reproducible images.
+ * close, and reproducible images; removing and renaming names, truncating
+ * through indirect trees and fsync, each in all three write modes.
  */
 #include "config.h"
 #include "testutil.h"
@@ -942,6 +943,737 @@ static void a_create_that_fails_gives_back_its_inode_and_blocks(void **state)
 	assert_int_equal(create(fs, d, "next"), first + 1);
 }
 
+/* ---- removing names, rename, truncate, fsync: in every write mode ------------------------ */
+
+/*
+ * The tests below run three times: in softdep, sync and async mode (set
+ * right after opening, as a program would).  What they show holds in every
+ * mode; only when blocks reach the disk differs.
+ */
+static unsigned mode_under_test;
+
+static int setup_in(void **state, unsigned mode)
+{
+	struct tfs *t;
+
+	if (setup(state))
+		return -1;
+	t = *state;
+	mode_under_test = mode;
+	return sufs_set_mode(t->fs, mode) ? -1 : 0;
+}
+
+static int setup_softdep(void **state)
+{
+	return setup_in(state, SUFS_MODE_SOFTDEP);
+}
+
+static int setup_sync(void **state)
+{
+	return setup_in(state, SUFS_MODE_SYNC);
+}
+
+static int setup_async(void **state)
+{
+	return setup_in(state, SUFS_MODE_ASYNC);
+}
+
+/* Close (everything written back) and open again for writing, same mode. */
+static void reopen_rw(struct tfs *t)
+{
+	tu_reopen(t, SUFS_OPEN_RDWR);
+	sufs_set_clock(t->fs, NOW_SEC, NOW_NSEC);
+	assert_int_equal(sufs_set_mode(t->fs, mode_under_test), 0);
+}
+
+static void remake_small_in_mode(struct tfs *t, uint64_t bytes, uint32_t inodes)
+{
+	remake_small(t, bytes, inodes);
+	assert_int_equal(sufs_set_mode(t->fs, mode_under_test), 0);
+}
+
+/* A crash: everything only in memory is lost; open the image read-only. */
+static void crash(struct tfs *t)
+{
+	sufs_abandon(t->fs);
+	t->fs = NULL;
+	assert_int_equal(sufs_open(t->path, 0, &t->fs), 0);
+}
+
+static int gone(struct sufs_fs *fs, uint32_t dir, const char *name)
+{
+	uint32_t ino;
+
+	return sufs_lookup(fs, dir, name, strlen(name), &ino) == -ENOENT;
+}
+
+static uint32_t used_dirs(struct sufs_fs *fs)
+{
+	struct sufs_group gd;
+
+	assert_int_equal(sufs_get_group(fs, 0, &gd), 0);
+	return gd.used_dirs;
+}
+
+static void assert_zeros(struct sufs_fs *fs, uint32_t ino, uint64_t off, size_t len)
+{
+	uint8_t *buf = malloc(len);
+	size_t done = 0, i;
+
+	assert_non_null(buf);
+	assert_int_equal(sufs_read(fs, ino, off, buf, len, &done), 0);
+	assert_int_equal(done, len);
+	for (i = 0; i < len; i++)
+		if (buf[i])
+			fail_msg("inode %u: byte %llu is not zero", ino,
+				 (unsigned long long)(off + i));
+	free(buf);
+}
+
+static void unlink_removes_a_name_and_the_file_goes_with_its_last_one(void **state)
+{
+	struct tfs *t = *state;
+	uint64_t free_blocks;
+	uint32_t free_inodes, f;
+	struct sufs_stat st;
+
+	assert_int_equal(sufs_sync(t->fs), 0);
+	free_blocks = sufs_get_super(t->fs)->free_blocks;
+	free_inodes = sufs_get_super(t->fs)->free_inodes;
+	f = create(t->fs, SUFS_ROOT_INO, "f");
+	write_pattern(t->fs, f, 0, 100000, 1);         /* 25 blocks and an indirect one */
+	write_pattern(t->fs, f, 5u << 20, 10, 2);      /* and a double indirect tree */
+	assert_int_equal(stat_(t->fs, f).blocks, 29);
+	assert_int_equal(sufs_link(t->fs, f, SUFS_ROOT_INO, "g", 1), 0);
+
+	assert_int_equal(sufs_unlink(t->fs, SUFS_ROOT_INO, "f", 1), 0);
+	assert_true(gone(t->fs, SUFS_ROOT_INO, "f"));
+	assert_int_equal(lookup(t->fs, SUFS_ROOT_INO, "g"), f);
+	assert_int_equal(stat_(t->fs, f).links, 1);
+	assert_pattern(t->fs, f, 0, 100000, 1);
+
+	assert_int_equal(sufs_unlink(t->fs, SUFS_ROOT_INO, "g", 1), 0);
+	assert_true(gone(t->fs, SUFS_ROOT_INO, "g"));
+	assert_int_equal(sufs_stat(t->fs, f, &st), -ENOENT);
+	/* the name "f" is free for a new file */
+	create(t->fs, SUFS_ROOT_INO, "f");
+	assert_int_equal(sufs_unlink(t->fs, SUFS_ROOT_INO, "f", 1), 0);
+	assert_int_equal(sufs_sync(t->fs), 0);
+	assert_int_equal(sufs_get_super(t->fs)->free_blocks, free_blocks);
+	assert_int_equal(sufs_get_super(t->fs)->free_inodes, free_inodes);
+	tu_assert_summaries(t->fs);
+
+	tu_reopen(t, 0);
+	assert_true(gone(t->fs, SUFS_ROOT_INO, "f"));
+	assert_true(gone(t->fs, SUFS_ROOT_INO, "g"));
+	assert_int_equal(sufs_stat(t->fs, f, &st), -ENOENT);
+	assert_int_equal(sufs_get_super(t->fs)->free_blocks, free_blocks);
+	tu_assert_summaries(t->fs);
+}
+
+static void unlink_reports_enoent_eisdir_enotdir_enametoolong_and_einval(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t d = mkdir_(fs, SUFS_ROOT_INO, "d"), f = create(fs, SUFS_ROOT_INO, "f");
+	uint32_t r = mkdir_(fs, SUFS_ROOT_INO, "r");
+	char name[SUFS_NAME_MAX + 1];
+
+	memset(name, 'u', sizeof(name));
+	assert_int_equal(sufs_unlink(fs, SUFS_ROOT_INO, "nope", 4), -ENOENT);
+	assert_int_equal(sufs_unlink(fs, SUFS_ROOT_INO, "", 0), -ENOENT);
+	assert_int_equal(sufs_unlink(fs, SUFS_ROOT_INO, "d", 1), -EISDIR);
+	assert_int_equal(sufs_unlink(fs, d, ".", 1), -EISDIR);
+	assert_int_equal(sufs_unlink(fs, d, "..", 2), -EISDIR);
+	assert_int_equal(sufs_unlink(fs, f, "x", 1), -ENOTDIR);
+	assert_int_equal(sufs_unlink(fs, SUFS_ROOT_INO, name, sizeof(name)), -ENAMETOOLONG);
+	assert_int_equal(sufs_unlink(fs, SUFS_ROOT_INO, "d/x", 3), -EINVAL);
+	assert_int_equal(sufs_rmdir(fs, SUFS_ROOT_INO, "r", 1), 0);
+	assert_int_equal(sufs_unlink(fs, r, "x", 1), -ENOENT);   /* a removed directory */
+	/* nothing changed */
+	assert_int_equal(lookup(fs, SUFS_ROOT_INO, "d"), d);
+	assert_int_equal(lookup(fs, SUFS_ROOT_INO, "f"), f);
+	assert_int_equal(stat_(fs, f).links, 1);
+	assert_int_equal(stat_(fs, d).links, 2);
+	assert_int_equal(stat_(fs, SUFS_ROOT_INO).links, 3);
+}
+
+static void rmdir_removes_an_empty_directory_and_the_parent_loses_a_link_at_once(void **state)
+{
+	struct tfs *t = *state;
+	uint32_t free_inodes, dirs, a, b, ino;
+	uint64_t free_blocks;
+	struct sufs_stat st;
+	struct seen s = { .n = 0 };
+
+	assert_int_equal(sufs_sync(t->fs), 0);
+	free_blocks = sufs_get_super(t->fs)->free_blocks;
+	free_inodes = sufs_get_super(t->fs)->free_inodes;
+	dirs = used_dirs(t->fs);
+	a = mkdir_(t->fs, SUFS_ROOT_INO, "a");
+	b = mkdir_(t->fs, a, "b");
+	assert_int_equal(stat_(t->fs, a).links, 3);
+	assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).links, 3);
+
+	assert_int_equal(sufs_rmdir(t->fs, a, "b", 1), 0);
+	assert_int_equal(stat_(t->fs, a).links, 2);
+	assert_true(gone(t->fs, a, "b"));
+	assert_int_equal(sufs_stat(t->fs, b, &st), -ENOENT);
+	assert_int_equal(sufs_create(t->fs, b, "x", 1, 0644, NULL, &ino), -ENOENT);
+	assert_int_equal(sufs_rmdir(t->fs, SUFS_ROOT_INO, "a", 1), 0);
+	assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).links, 2);
+	assert_int_equal(sufs_readdir(t->fs, SUFS_ROOT_INO, seen_fn, &s), 0);
+	assert_int_equal(s.n, 2);
+
+	assert_int_equal(sufs_sync(t->fs), 0);
+	assert_int_equal(sufs_get_super(t->fs)->free_blocks, free_blocks);
+	assert_int_equal(sufs_get_super(t->fs)->free_inodes, free_inodes);
+	assert_int_equal(used_dirs(t->fs), dirs);
+	tu_assert_summaries(t->fs);
+	tu_reopen(t, 0);
+	assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).links, 2);
+	assert_true(gone(t->fs, SUFS_ROOT_INO, "a"));
+	assert_int_equal(used_dirs(t->fs), dirs);
+	tu_assert_summaries(t->fs);
+}
+
+/* The offset of the live entry `name` in a raw directory block, or -1. */
+static long entry_at(const uint8_t *blk, uint32_t bsize, const char *name)
+{
+	uint32_t off = 0, len = (uint32_t)strlen(name), reclen;
+
+	while (off + 8 <= bsize - SUFS_DIR_TAIL_SIZE) {
+		const uint8_t *de = blk + off;
+
+		reclen = (uint32_t)de[4] | (uint32_t)de[5] << 8;
+		if ((de[0] | de[1] | de[2] | de[3]) && de[6] == len && !memcmp(de + 8, name, len))
+			return off;
+		if (reclen < 8)
+			return -1;
+		off += reclen;
+	}
+	return -1;
+}
+
+static void rmdir_reports_enotempty_enotdir_einval_and_ebusy_for_the_root(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t d = mkdir_(fs, SUFS_ROOT_INO, "d"), g = create(fs, SUFS_ROOT_INO, "g"), e;
+	uint8_t blk[4096];
+	char name[SUFS_NAME_MAX + 1];
+	uint64_t pblk;
+	long off;
+
+	create(fs, d, "f");
+	e = mkdir_(fs, d, "e");
+	memset(name, 'r', sizeof(name));
+	assert_int_equal(sufs_rmdir(fs, SUFS_ROOT_INO, "d", 1), -ENOTEMPTY);
+	assert_int_equal(sufs_rmdir(fs, SUFS_ROOT_INO, "g", 1), -ENOTDIR);
+	assert_int_equal(sufs_rmdir(fs, SUFS_ROOT_INO, "nope", 4), -ENOENT);
+	assert_int_equal(sufs_rmdir(fs, SUFS_ROOT_INO, "", 0), -ENOENT);
+	assert_int_equal(sufs_rmdir(fs, g, "x", 1), -ENOTDIR);
+	assert_int_equal(sufs_rmdir(fs, e, ".", 1), -EINVAL);
+	assert_int_equal(sufs_rmdir(fs, e, "..", 2), -ENOTEMPTY);
+	assert_int_equal(sufs_rmdir(fs, SUFS_ROOT_INO, ".", 1), -EINVAL);
+	assert_int_equal(sufs_rmdir(fs, SUFS_ROOT_INO, "..", 2), -ENOTEMPTY);
+	assert_int_equal(sufs_rmdir(fs, SUFS_ROOT_INO, name, sizeof(name)), -ENAMETOOLONG);
+	assert_int_equal(lookup(fs, SUFS_ROOT_INO, "d"), d);
+	assert_int_equal(lookup(fs, d, "e"), e);
+	assert_int_equal(stat_(fs, d).links, 3);
+	assert_int_equal(stat_(fs, e).links, 2);
+	assert_int_equal(stat_(fs, SUFS_ROOT_INO).links, 3);
+
+	/*
+	 * The root has no name of its own to remove ("/" has no parent
+	 * entry, its "." and ".." are refused above), so make a name for it
+	 * by hand: an entry in e that names inode 2, as a damaged image could
+	 * hold.  rmdir through it is refused with EBUSY.
+	 */
+	create(fs, e, "r");
+	assert_int_equal(sufs_sync(fs), 0);
+	assert_int_equal(sufs_bmap(fs, e, 0, &pblk), 0);
+	assert_int_equal(sufs_block_read(fs, pblk, blk), 0);
+	off = entry_at(blk, sizeof(blk), "r");
+	assert_true(off > 0);
+	blk[off] = SUFS_ROOT_INO;
+	blk[off + 1] = blk[off + 2] = blk[off + 3] = 0;
+	blk[off + 7] = SUFS_FT_DIR;
+	assert_int_equal(sufs_block_write(fs, pblk, blk), 0);
+	assert_int_equal(lookup(fs, e, "r"), SUFS_ROOT_INO);
+	assert_int_equal(sufs_rmdir(fs, e, "r", 1), -EBUSY);
+	assert_int_equal(stat_(fs, SUFS_ROOT_INO).links, 3);
+	assert_int_equal(lookup(fs, e, "r"), SUFS_ROOT_INO);
+	assert_int_equal(lookup(fs, SUFS_ROOT_INO, "."), SUFS_ROOT_INO);
+}
+
+static void rename_in_one_directory_moves_the_name_and_frees_the_old_one(void **state)
+{
+	struct tfs *t = *state;
+	uint32_t f, f2, ino;
+
+	f = create(t->fs, SUFS_ROOT_INO, "f");
+	write_pattern(t->fs, f, 0, 10, 3);
+	assert_int_equal(sufs_rename(t->fs, SUFS_ROOT_INO, "f", 1, SUFS_ROOT_INO, "g", 1), 0);
+	assert_int_equal(lookup(t->fs, SUFS_ROOT_INO, "g"), f);
+	assert_true(gone(t->fs, SUFS_ROOT_INO, "f"));
+	assert_int_equal(stat_(t->fs, f).links, 1);
+	assert_pattern(t->fs, f, 0, 10, 3);
+	/* the new name is taken, the old one free */
+	assert_int_equal(sufs_create(t->fs, SUFS_ROOT_INO, "g", 1, 0644, NULL, &ino), -EEXIST);
+	f2 = create(t->fs, SUFS_ROOT_INO, "f");
+	assert_int_not_equal(f2, f);
+
+	reopen_rw(t);
+	assert_int_equal(lookup(t->fs, SUFS_ROOT_INO, "g"), f);
+	assert_int_equal(lookup(t->fs, SUFS_ROOT_INO, "f"), f2);
+	assert_int_equal(stat_(t->fs, f).links, 1);
+	assert_pattern(t->fs, f, 0, 10, 3);
+}
+
+static void rename_across_directories_moves_files_and_directories_with_their_dotdot(
+	void **state)
+{
+	struct tfs *t = *state;
+	uint32_t a, b, d, f, x;
+	int round;
+
+	a = mkdir_(t->fs, SUFS_ROOT_INO, "a");
+	b = mkdir_(t->fs, SUFS_ROOT_INO, "b");
+	f = create(t->fs, a, "f");
+	write_pattern(t->fs, f, 0, 5000, 4);
+	d = mkdir_(t->fs, a, "d");
+	x = create(t->fs, d, "x");
+	assert_int_equal(stat_(t->fs, a).links, 3);
+
+	assert_int_equal(sufs_rename(t->fs, a, "f", 1, b, "f2", 2), 0);
+	assert_int_equal(lookup(t->fs, b, "f2"), f);
+	assert_true(gone(t->fs, a, "f"));
+	assert_int_equal(stat_(t->fs, f).links, 1);
+
+	assert_int_equal(sufs_rename(t->fs, a, "d", 1, b, "d", 1), 0);
+	assert_int_equal(lookup(t->fs, d, ".."), b);
+	assert_int_equal(stat_(t->fs, a).links, 2);
+	assert_int_equal(stat_(t->fs, b).links, 3);
+	assert_int_equal(stat_(t->fs, d).links, 2);
+	assert_int_equal(resolve(t->fs, SUFS_ROOT_INO, "/b/d/x"), x);
+	assert_true(gone(t->fs, a, "d"));
+
+	/* in the same directory: ".." and the link counts stay */
+	assert_int_equal(sufs_rename(t->fs, b, "d", 1, b, "e", 1), 0);
+	assert_int_equal(lookup(t->fs, d, ".."), b);
+	assert_int_equal(stat_(t->fs, b).links, 3);
+
+	/* up to the root */
+	assert_int_equal(sufs_rename(t->fs, b, "e", 1, SUFS_ROOT_INO, "e", 1), 0);
+	for (round = 0; round < 2; round++) {
+		assert_int_equal(lookup(t->fs, d, ".."), SUFS_ROOT_INO);
+		assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).links, 5);
+		assert_int_equal(stat_(t->fs, a).links, 2);
+		assert_int_equal(stat_(t->fs, b).links, 2);
+		assert_int_equal(stat_(t->fs, d).links, 2);
+		assert_int_equal(resolve(t->fs, SUFS_ROOT_INO, "/e/x"), x);
+		assert_int_equal(resolve(t->fs, SUFS_ROOT_INO, "/b/f2"), f);
+		assert_pattern(t->fs, f, 0, 5000, 4);
+		assert_true(gone(t->fs, b, "e"));
+		reopen_rw(t);
+	}
+}
+
+static void rename_over_a_name_replaces_it_and_frees_what_lost_its_last_name(void **state)
+{
+	struct tfs *t = *state;
+	uint32_t free_inodes, dirs, f, g, h, d1, d2, p, q, px, qx, root_links;
+	struct sufs_stat st;
+	int round;
+
+	assert_int_equal(sufs_sync(t->fs), 0);
+	free_inodes = sufs_get_super(t->fs)->free_inodes;
+	dirs = used_dirs(t->fs);
+	f = create(t->fs, SUFS_ROOT_INO, "f");
+	write_pattern(t->fs, f, 0, 3000, 5);
+	g = create(t->fs, SUFS_ROOT_INO, "g");
+	assert_int_equal(sufs_link(t->fs, g, SUFS_ROOT_INO, "g2", 2), 0);
+	h = create(t->fs, SUFS_ROOT_INO, "h");
+
+	/* over a file with another name: it keeps that one */
+	assert_int_equal(sufs_rename(t->fs, SUFS_ROOT_INO, "f", 1, SUFS_ROOT_INO, "g", 1), 0);
+	assert_int_equal(lookup(t->fs, SUFS_ROOT_INO, "g"), f);
+	assert_int_equal(lookup(t->fs, SUFS_ROOT_INO, "g2"), g);
+	assert_int_equal(stat_(t->fs, g).links, 1);
+	assert_true(gone(t->fs, SUFS_ROOT_INO, "f"));
+	/* over a file's last name: it goes */
+	assert_int_equal(sufs_rename(t->fs, SUFS_ROOT_INO, "g2", 2, SUFS_ROOT_INO, "h", 1), 0);
+	assert_int_equal(lookup(t->fs, SUFS_ROOT_INO, "h"), g);
+	assert_int_equal(sufs_stat(t->fs, h, &st), -ENOENT);
+
+	/* a directory over an empty one, in one parent: the parent loses the
+	 * replaced one's ".." link */
+	d1 = mkdir_(t->fs, SUFS_ROOT_INO, "d1");
+	d2 = mkdir_(t->fs, SUFS_ROOT_INO, "d2");
+	root_links = stat_(t->fs, SUFS_ROOT_INO).links;
+	assert_int_equal(sufs_rename(t->fs, SUFS_ROOT_INO, "d1", 2, SUFS_ROOT_INO, "d2", 2), 0);
+	assert_int_equal(lookup(t->fs, SUFS_ROOT_INO, "d2"), d1);
+	assert_true(gone(t->fs, SUFS_ROOT_INO, "d1"));
+	assert_int_equal(sufs_stat(t->fs, d2, &st), -ENOENT);
+	assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).links, root_links - 1);
+
+	/* across parents: the old parent loses a link, the new one keeps its count */
+	p = mkdir_(t->fs, SUFS_ROOT_INO, "p");
+	q = mkdir_(t->fs, SUFS_ROOT_INO, "q");
+	px = mkdir_(t->fs, p, "x");
+	qx = mkdir_(t->fs, q, "x");
+	assert_int_equal(sufs_rename(t->fs, p, "x", 1, q, "x", 1), 0);
+	assert_int_equal(lookup(t->fs, q, "x"), px);
+	assert_int_equal(lookup(t->fs, px, ".."), q);
+	assert_int_equal(sufs_stat(t->fs, qx, &st), -ENOENT);
+
+	/* what lost its last name is free once written back: h, d2, qx */
+	assert_int_equal(sufs_sync(t->fs), 0);
+	for (round = 0; round < 2; round++) {
+		assert_int_equal(sufs_get_super(t->fs)->free_inodes, free_inodes - 6);
+		assert_int_equal(used_dirs(t->fs), dirs + 4);
+		tu_assert_summaries(t->fs);
+		assert_int_equal(lookup(t->fs, SUFS_ROOT_INO, "g"), f);
+		assert_int_equal(lookup(t->fs, SUFS_ROOT_INO, "h"), g);
+		assert_pattern(t->fs, f, 0, 3000, 5);
+		assert_int_equal(stat_(t->fs, f).links, 1);
+		assert_int_equal(stat_(t->fs, g).links, 1);
+		assert_int_equal(lookup(t->fs, SUFS_ROOT_INO, "d2"), d1);
+		assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).links, root_links + 1);
+		assert_int_equal(stat_(t->fs, p).links, 2);
+		assert_int_equal(stat_(t->fs, q).links, 3);
+		assert_int_equal(stat_(t->fs, px).links, 2);
+		assert_int_equal(lookup(t->fs, px, ".."), q);
+		reopen_rw(t);
+	}
+}
+
+static void rename_onto_another_name_of_the_same_file_does_nothing(void **state)
+{
+	struct tfs *t = *state;
+	uint32_t f = create(t->fs, SUFS_ROOT_INO, "f"), d = mkdir_(t->fs, SUFS_ROOT_INO, "d");
+	int round;
+
+	assert_int_equal(sufs_link(t->fs, f, d, "h", 1), 0);
+	assert_int_equal(sufs_rename(t->fs, SUFS_ROOT_INO, "f", 1, d, "h", 1), 0);
+	assert_int_equal(sufs_rename(t->fs, SUFS_ROOT_INO, "f", 1, SUFS_ROOT_INO, "f", 1), 0);
+	assert_int_equal(sufs_rename(t->fs, SUFS_ROOT_INO, "d", 1, SUFS_ROOT_INO, "d", 1), 0);
+	for (round = 0; round < 2; round++) {
+		assert_int_equal(lookup(t->fs, SUFS_ROOT_INO, "f"), f);
+		assert_int_equal(lookup(t->fs, d, "h"), f);
+		assert_int_equal(stat_(t->fs, f).links, 2);
+		assert_int_equal(lookup(t->fs, SUFS_ROOT_INO, "d"), d);
+		assert_int_equal(stat_(t->fs, d).links, 2);
+		assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).links, 3);
+		reopen_rw(t);
+	}
+}
+
+static void rename_refuses_to_move_a_directory_into_itself_or_to_move_dot_names(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t d = mkdir_(fs, SUFS_ROOT_INO, "d"), e = mkdir_(fs, d, "e");
+	uint32_t f = create(fs, SUFS_ROOT_INO, "f");
+
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "d", 1, d, "x", 1), -EINVAL);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "d", 1, e, "x", 1), -EINVAL);
+	assert_int_equal(sufs_rename(fs, d, "e", 1, e, "x", 1), -EINVAL);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, ".", 1, SUFS_ROOT_INO, "x", 1), -EINVAL);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "..", 2, SUFS_ROOT_INO, "x", 1), -EINVAL);
+	assert_int_equal(sufs_rename(fs, d, "..", 2, e, "x", 1), -EINVAL);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "f", 1, SUFS_ROOT_INO, ".", 1), -EINVAL);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "f", 1, d, "..", 2), -EINVAL);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "f", 1, d, "a/b", 3), -EINVAL);
+	/* nothing moved */
+	assert_int_equal(lookup(fs, SUFS_ROOT_INO, "d"), d);
+	assert_int_equal(lookup(fs, d, "e"), e);
+	assert_int_equal(lookup(fs, e, ".."), d);
+	assert_int_equal(lookup(fs, SUFS_ROOT_INO, "f"), f);
+	assert_true(gone(fs, d, "x"));
+	assert_true(gone(fs, e, "x"));
+	assert_int_equal(stat_(fs, SUFS_ROOT_INO).links, 3);
+	assert_int_equal(stat_(fs, d).links, 3);
+	assert_int_equal(stat_(fs, e).links, 2);
+	assert_int_equal(stat_(fs, f).links, 1);
+}
+
+static void rename_reports_enoent_enotdir_eisdir_enotempty_and_enametoolong(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t a = mkdir_(fs, SUFS_ROOT_INO, "a"), full = mkdir_(fs, SUFS_ROOT_INO, "full");
+	uint32_t m = mkdir_(fs, SUFS_ROOT_INO, "m"), r = mkdir_(fs, SUFS_ROOT_INO, "r");
+	uint32_t f = create(fs, SUFS_ROOT_INO, "f"), g = create(fs, SUFS_ROOT_INO, "g");
+	char name[SUFS_NAME_MAX + 1];
+
+	create(fs, full, "x");
+	assert_int_equal(sufs_rmdir(fs, SUFS_ROOT_INO, "r", 1), 0);
+	memset(name, 'n', sizeof(name));
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "nope", 4, SUFS_ROOT_INO, "x", 1), -ENOENT);
+	assert_int_equal(sufs_rename(fs, a, "f", 1, SUFS_ROOT_INO, "x", 1), -ENOENT);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "", 0, SUFS_ROOT_INO, "x", 1), -ENOENT);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "f", 1, SUFS_ROOT_INO, "", 0), -ENOENT);
+	assert_int_equal(sufs_rename(fs, r, "x", 1, SUFS_ROOT_INO, "y", 1), -ENOENT);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "f", 1, r, "y", 1), -ENOENT);
+	assert_int_equal(sufs_rename(fs, f, "x", 1, SUFS_ROOT_INO, "y", 1), -ENOTDIR);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "f", 1, g, "y", 1), -ENOTDIR);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "m", 1, SUFS_ROOT_INO, "f", 1), -ENOTDIR);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "f", 1, SUFS_ROOT_INO, "m", 1), -EISDIR);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "m", 1, SUFS_ROOT_INO, "full", 4),
+			 -ENOTEMPTY);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "a", 1, full, "..", 2), -EINVAL);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, name, sizeof(name), SUFS_ROOT_INO, "x", 1),
+			 -ENAMETOOLONG);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "f", 1, SUFS_ROOT_INO, name, sizeof(name)),
+			 -ENAMETOOLONG);
+	/* nothing changed */
+	assert_int_equal(lookup(fs, SUFS_ROOT_INO, "f"), f);
+	assert_int_equal(lookup(fs, SUFS_ROOT_INO, "g"), g);
+	assert_int_equal(lookup(fs, SUFS_ROOT_INO, "m"), m);
+	assert_int_equal(lookup(fs, SUFS_ROOT_INO, "full"), full);
+	assert_true(gone(fs, SUFS_ROOT_INO, "x"));
+	assert_true(gone(fs, SUFS_ROOT_INO, "y"));
+	assert_int_equal(stat_(fs, f).links, 1);
+	assert_int_equal(stat_(fs, m).links, 2);
+	assert_int_equal(stat_(fs, SUFS_ROOT_INO).links, 5);
+}
+
+static void rename_into_a_directory_at_link_max_fails_with_emlink_unless_it_replaces(
+	void **state)
+{
+	struct tfs *t = *state;
+	uint32_t full = mkdir_(t->fs, SUFS_ROOT_INO, "full"), m = mkdir_(t->fs, SUFS_ROOT_INO, "m");
+	uint32_t f = create(t->fs, SUFS_ROOT_INO, "f");
+	struct sufs_inode in;
+	int round;
+
+	assert_int_equal(sufs_inode_get(t->fs, full, &in), 0);
+	in.links = SUFS_LINK_MAX - 1;
+	assert_int_equal(sufs_inode_put(t->fs, full, &in), 0);
+	mkdir_(t->fs, full, "slot");
+	assert_int_equal(stat_(t->fs, full).links, SUFS_LINK_MAX);
+
+	assert_int_equal(sufs_rename(t->fs, SUFS_ROOT_INO, "m", 1, full, "m", 1), -EMLINK);
+	assert_int_equal(lookup(t->fs, SUFS_ROOT_INO, "m"), m);
+	assert_true(gone(t->fs, full, "m"));
+	assert_int_equal(stat_(t->fs, full).links, SUFS_LINK_MAX);
+	assert_int_equal(stat_(t->fs, m).links, 2);
+	/* over an empty directory the count does not grow: allowed */
+	assert_int_equal(sufs_rename(t->fs, SUFS_ROOT_INO, "m", 1, full, "slot", 4), 0);
+	/* and files do not count */
+	assert_int_equal(sufs_rename(t->fs, SUFS_ROOT_INO, "f", 1, full, "f", 1), 0);
+	for (round = 0; round < 2; round++) {
+		assert_int_equal(stat_(t->fs, full).links, SUFS_LINK_MAX);
+		assert_int_equal(lookup(t->fs, full, "slot"), m);
+		assert_int_equal(lookup(t->fs, m, ".."), full);
+		assert_int_equal(lookup(t->fs, full, "f"), f);
+		assert_true(gone(t->fs, SUFS_ROOT_INO, "m"));
+		reopen_rw(t);
+	}
+}
+
+static void rename_that_needs_a_block_in_a_full_image_fails_with_enospc_and_changes_nothing(
+	void **state)
+{
+	struct tfs *t = *state;
+	uint32_t d, src, other, ino, made = 0;
+	uint8_t blk[1024] = { 0 };
+	uint64_t off = 0;
+	char name[8];
+	int rc;
+
+	remake_small_in_mode(t, 1u << 20, 128);
+	d = mkdir_(t->fs, SUFS_ROOT_INO, "d");
+	src = create(t->fs, d, "src");
+	other = create(t->fs, d, "other");
+	create(t->fs, SUFS_ROOT_INO, "fill");
+	ino = lookup(t->fs, SUFS_ROOT_INO, "fill");
+	while (sufs_write(t->fs, ino, off, blk, sizeof(blk)) == 0)
+		off += sizeof(blk);
+	/* the root's only block full of names, and no block for another */
+	for (;;) {
+		snprintf(name, sizeof(name), "f%03u", made);
+		rc = sufs_create(t->fs, SUFS_ROOT_INO, name, strlen(name), 0644, NULL, &ino);
+		if (rc)
+			break;
+		made++;
+	}
+	assert_int_equal(rc, -ENOSPC);
+	assert_true(made > 10);
+
+	assert_int_equal(sufs_rename(t->fs, d, "src", 3, SUFS_ROOT_INO, "a-longer-new-name", 17), -ENOSPC);
+	assert_int_equal(lookup(t->fs, d, "src"), src);
+	assert_int_equal(stat_(t->fs, src).links, 1);
+	assert_true(gone(t->fs, SUFS_ROOT_INO, "a-longer-new-name"));
+	/* what needs no block still works: within d, and over a name */
+	assert_int_equal(sufs_rename(t->fs, d, "src", 3, d, "moved", 5), 0);
+	assert_int_equal(sufs_rename(t->fs, d, "moved", 5, SUFS_ROOT_INO, "f000", 4), 0);
+	assert_int_equal(lookup(t->fs, SUFS_ROOT_INO, "f000"), src);
+	assert_int_equal(stat_(t->fs, src).links, 1);
+	/* removing gives the blocks back: then the new name fits */
+	assert_int_equal(sufs_unlink(t->fs, SUFS_ROOT_INO, "fill", 4), 0);
+	assert_int_equal(sufs_sync(t->fs), 0);
+	assert_int_equal(sufs_rename(t->fs, d, "other", 5, SUFS_ROOT_INO, "a-longer-new-name", 17), 0);
+	assert_int_equal(lookup(t->fs, SUFS_ROOT_INO, "a-longer-new-name"), other);
+	assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).size, 2048);
+	assert_int_equal(sufs_sync(t->fs), 0);
+	tu_assert_summaries(t->fs);
+	tu_reopen(t, 0);
+	assert_int_equal(lookup(t->fs, SUFS_ROOT_INO, "a-longer-new-name"), other);
+	assert_int_equal(lookup(t->fs, SUFS_ROOT_INO, "f000"), src);
+	assert_true(gone(t->fs, d, "src"));
+	tu_assert_summaries(t->fs);
+}
+
+/*
+ * 1 KiB blocks, 128 pointers per indirect block: logical blocks 0-11 are
+ * direct, 12-139 single, 140-16523 double, from 16524 on triple indirect.
+ * The file: blocks 0-19 (20 data + 1 indirect), block 200 (data, double
+ * indirect and one of its children), block 17000 (data, triple indirect
+ * and two below it): 28 blocks.
+ */
+static void truncate_shrinks_and_grows_through_double_and_triple_indirect_trees(void **state)
+{
+	struct tfs *t = *state;
+	struct {
+		uint64_t size, blocks;
+	} steps[] = {
+		{ 17000 * 1024 + 10, 28 }, /* within the last block: its tail zeroed */
+		{ 150 * 1024 + 7, 23 },    /* the triple tree goes, and block 200 */
+		{ 13 * 1024 + 5, 15 },     /* the double tree, blocks 14-19 */
+		{ 5000, 5 },               /* blocks 5-11, the single tree */
+		{ 0, 0 },
+	};
+	uint64_t free0, size;
+	uint32_t f;
+	unsigned i;
+	struct sufs_stat st;
+
+	remake_small_in_mode(t, 16u << 20, 0);
+	f = create(t->fs, SUFS_ROOT_INO, "f");
+	assert_int_equal(sufs_sync(t->fs), 0);
+	free0 = sufs_get_super(t->fs)->free_blocks;
+	write_pattern(t->fs, f, 0, 20 * 1024, 5);
+	write_pattern(t->fs, f, 200 * 1024, 1024, 6);
+	write_pattern(t->fs, f, 17000 * 1024, 1024, 7);
+	st = stat_(t->fs, f);
+	assert_int_equal(st.size, 17001 * 1024);
+	assert_int_equal(st.blocks, 28);
+	assert_int_equal(sufs_sync(t->fs), 0);
+	assert_int_equal(sufs_get_super(t->fs)->free_blocks, free0 - 28);
+
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		size = steps[i].size;
+		assert_int_equal(sufs_truncate(t->fs, f, size), 0);
+		st = stat_(t->fs, f);
+		assert_int_equal(st.size, size);
+		assert_int_equal(st.blocks, steps[i].blocks);
+		assert_int_equal(sufs_sync(t->fs), 0);
+		assert_int_equal(sufs_get_super(t->fs)->free_blocks, free0 - steps[i].blocks);
+		tu_assert_summaries(t->fs);
+		assert_pattern(t->fs, f, 0, size < 20 * 1024 ? size : 20 * 1024, 5);
+		if (size > 200 * 1024)
+			assert_pattern(t->fs, f, 200 * 1024, 1024, 6);
+		if (size > 17000 * 1024)
+			assert_pattern(t->fs, f, 17000 * 1024, 10, 7);
+		else if (size > 20 * 1024)
+			assert_zeros(t->fs, f, 20 * 1024, size - 20 * 1024);
+		if (size == 5000) {
+			/* growing shows zeros where the cut bytes were, no blocks */
+			assert_int_equal(sufs_truncate(t->fs, f, 6000), 0);
+			assert_zeros(t->fs, f, 5000, 1000);
+			assert_int_equal(stat_(t->fs, f).blocks, 5);
+		}
+	}
+
+	/* grow: a hole, no blocks */
+	assert_int_equal(sufs_truncate(t->fs, f, 300000), 0);
+	assert_int_equal(stat_(t->fs, f).blocks, 0);
+	assert_zeros(t->fs, f, 0, 300000);
+	/* the triple tree grows again */
+	write_pattern(t->fs, f, 17000 * 1024, 100, 8);
+	assert_int_equal(stat_(t->fs, f).blocks, 4);
+	reopen_rw(t);
+	st = stat_(t->fs, f);
+	assert_int_equal(st.size, 17000 * 1024 + 100);
+	assert_int_equal(st.blocks, 4);
+	assert_zeros(t->fs, f, 0, 300000);
+	assert_pattern(t->fs, f, 17000 * 1024, 100, 8);
+	assert_int_equal(sufs_get_super(t->fs)->free_blocks, free0 - 4);
+	tu_assert_summaries(t->fs);
+}
+
+static void truncate_reports_eisdir_einval_efbig_and_enoent(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t d = mkdir_(fs, SUFS_ROOT_INO, "d"), l = symlink_(fs, SUFS_ROOT_INO, "l", "d");
+	uint32_t f = create(fs, SUFS_ROOT_INO, "f"), p;
+
+	assert_int_equal(sufs_mknod(fs, SUFS_ROOT_INO, "p", 1, S_IFIFO | 0600, 0, 0, NULL, &p), 0);
+	write_pattern(fs, f, 0, 100, 9);
+	assert_int_equal(sufs_truncate(fs, d, 10), -EISDIR);
+	assert_int_equal(sufs_truncate(fs, l, 10), -EINVAL);
+	assert_int_equal(sufs_truncate(fs, p, 10), -EINVAL);
+	assert_int_equal(sufs_truncate(fs, f, (uint64_t)1 << 62), -EFBIG);
+	assert_int_equal(sufs_truncate(fs, 100, 0), -ENOENT);
+	assert_int_equal(sufs_truncate(fs, 0, 0), -EINVAL);
+	assert_int_equal(stat_(fs, d).size, 4096);
+	assert_int_equal(stat_(fs, l).size, 1);
+	assert_int_equal(stat_(fs, f).size, 100);
+	assert_pattern(fs, f, 0, 100, 9);
+}
+
+static void fsync_makes_a_file_durable_across_a_crash(void **state)
+{
+	struct tfs *t = *state;
+	uint32_t d, f;
+	uint8_t want[50000];
+	uint8_t got[50000];
+	size_t done;
+
+	d = mkdir_(t->fs, SUFS_ROOT_INO, "d");
+	f = create(t->fs, d, "f");
+	write_pattern(t->fs, f, 0, sizeof(want), 12);
+	assert_int_equal(sufs_fsync(t->fs, f), 0);
+	write_pattern(t->fs, f, 100, 10, 13);          /* an overwrite: data only */
+	assert_int_equal(sufs_fsync(t->fs, f), 0);
+	assert_int_equal(sufs_fsync(t->fs, 0), -EINVAL);
+	assert_int_equal(sufs_fsync(t->fs, 100), -ENOENT);
+
+	crash(t);
+	assert_int_equal(resolve(t->fs, SUFS_ROOT_INO, "/d/f"), f);
+	assert_int_equal(stat_(t->fs, f).size, sizeof(want));
+	assert_int_equal(stat_(t->fs, d).links, 2);
+	tu_pattern_fill(want, sizeof(want), 12, 0);
+	tu_pattern_fill(want + 100, 10, 13, 100);
+	assert_int_equal(sufs_read(t->fs, f, 0, got, sizeof(got), &done), 0);
+	assert_int_equal(done, sizeof(got));
+	assert_memory_equal(got, want, sizeof(want));
+	assert_int_equal(sufs_fsync(t->fs, f), 0);     /* read-only: nothing to do */
+}
+
+static void fsync_of_a_directory_makes_the_names_in_it_durable(void **state)
+{
+	struct tfs *t = *state;
+	uint32_t d, g, h, l;
+	struct sufs_stat st;
+
+	d = mkdir_(t->fs, SUFS_ROOT_INO, "d");
+	g = create(t->fs, d, "g");
+	h = mkdir_(t->fs, d, "h");
+	l = symlink_(t->fs, d, "l", "g");
+	assert_int_equal(sufs_fsync(t->fs, d), 0);
+
+	crash(t);
+	assert_int_equal(resolve(t->fs, SUFS_ROOT_INO, "/d/g"), g);
+	assert_int_equal(resolve(t->fs, SUFS_ROOT_INO, "/d/h"), h);
+	assert_int_equal(lookup(t->fs, h, ".."), d);
+	assert_int_equal(namei(t->fs, SUFS_ROOT_INO, "/d/l", 0, &g), 0);
+	assert_int_equal(g, l);
+	assert_readlink(t->fs, l, "g");
+	st = stat_(t->fs, d);
+	assert_int_equal(st.links, 3);
+	assert_int_equal(st.mode, S_IFDIR | 0755);
+}
+
 /* ---- persistence ------------------------------------------------------------------------ */
 
 static void everything_made_survives_close_and_reopen(void **state)
@@ -1113,6 +1845,11 @@ static void the_same_operations_with_a_fixed_clock_give_byte_identical_images(vo
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, tu_teardown)
+/* the test in each write mode */
+#define IN_MODES(f) \
+	{ #f " [softdep]", f, setup_softdep, tu_teardown, NULL }, \
+	{ #f " [sync]", f, setup_sync, tu_teardown, NULL }, \
+	{ #f " [async]", f, setup_async, tu_teardown, NULL }
 
 int main(void)
 {
@@ -1150,6 +1887,22 @@ int main(void)
 		T(a_backup_superblock_opens_the_same_file_system),
 		T(an_image_whose_mkfs_never_closed_does_not_open),
 		cmocka_unit_test(the_same_operations_with_a_fixed_clock_give_byte_identical_images),
+		IN_MODES(unlink_removes_a_name_and_the_file_goes_with_its_last_one),
+		IN_MODES(unlink_reports_enoent_eisdir_enotdir_enametoolong_and_einval),
+		IN_MODES(rmdir_removes_an_empty_directory_and_the_parent_loses_a_link_at_once),
+		IN_MODES(rmdir_reports_enotempty_enotdir_einval_and_ebusy_for_the_root),
+		IN_MODES(rename_in_one_directory_moves_the_name_and_frees_the_old_one),
+		IN_MODES(rename_across_directories_moves_files_and_directories_with_their_dotdot),
+		IN_MODES(rename_over_a_name_replaces_it_and_frees_what_lost_its_last_name),
+		IN_MODES(rename_onto_another_name_of_the_same_file_does_nothing),
+		IN_MODES(rename_refuses_to_move_a_directory_into_itself_or_to_move_dot_names),
+		IN_MODES(rename_reports_enoent_enotdir_eisdir_enotempty_and_enametoolong),
+		IN_MODES(rename_into_a_directory_at_link_max_fails_with_emlink_unless_it_replaces),
+		IN_MODES(rename_that_needs_a_block_in_a_full_image_fails_with_enospc_and_changes_nothing),
+		IN_MODES(truncate_shrinks_and_grows_through_double_and_triple_indirect_trees),
+		IN_MODES(truncate_reports_eisdir_einval_efbig_and_enoent),
+		IN_MODES(fsync_makes_a_file_durable_across_a_crash),
+		IN_MODES(fsync_of_a_directory_makes_the_names_in_it_durable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,640 @@
+/*
+ * main.c - sufs-replay: run an operation script (or a random workload) on
+ * an image, in a chosen write mode, counting what reaches the disk, and
+ * optionally stopping all writes at a chosen point as a crash would.
+ *
+ * The run, and where each exit status comes from:
+ *   1. the command line                                      (EXIT_USAGE)
+ *   2. the script, then the image wrapped in the counting,
+ *      logging, crashing device (iodev.c), then the file
+ *      system on it, in the write mode asked for             (EXIT_SCRIPT, EXIT_OPEN)
+ *   3. one line after the other (script.c); after each, did
+ *      the device reach its crash point?                     (EXIT_CRASHED, EXIT_SCRIPT, EXIT_IO)
+ *   4. sync, read the counters, close                        (EXIT_CRASHED, EXIT_IO)
+ * A crash abandons the file system (sufs_abandon: what was only in memory
+ * is lost, as in a real crash).  A bad line or a refused operation closes
+ * it cleanly, keeping what the lines before did.
+ */
+#include "config.h"
+
+#include "iodev.h"
+#include "script.h"
+#include "util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Exit statuses (man/sufs-replay.8, EXIT STATUS). */
+enum {
+	EXIT_OK = 0,
+	EXIT_USAGE = 1,   /* bad command line */
+	EXIT_OPEN = 2,    /* the image (or the I/O log) cannot be opened */
+	EXIT_CRASHED = 3, /* stopped at the crash point asked for */
+	EXIT_SCRIPT = 4,  /* the script cannot be read, a line is bad, or an
+	                     operation did not give the result the line asked for */
+	EXIT_IO = 8,      /* reading or writing the image (or the log) failed */
+};
+
+struct args {
+	const char *image;
+	const char *script;       /* NULL with --random */
+	const char *iolog;
+	unsigned mode;
+	int stats, json;
+	int crash_kind;           /* 0, 'w' (--crash-after-write) or 'e' (--crash-after-epoch) */
+	uint64_t crash_at;
+	int random;
+	uint64_t random_ops, seed;
+	int print_script;
+	int fixed_time;           /* SOURCE_DATE_EPOCH */
+	int64_t time_sec;
+};
+
+/* What --stats reports. */
+struct report {
+	unsigned mode;
+	uint64_t operations;
+	struct iodev_counts dev;
+	struct sufs_stats lib;
+	uint64_t peak_dirty_bytes, peak_cache_bytes;
+	uint32_t block_size;
+	double seconds;
+	int crashed;
+	enum phase { PHASE_OPEN, PHASE_LINES, PHASE_CLOSE } crash_phase;
+	uint64_t crash_line;      /* in PHASE_LINES: the line that was running */
+};
+
+/* Where a crash happened: the key of --json, and the words of messages. */
+static const char *const phase_key[] = { "open", "script", "close" };
+static const char *const phase_text[] = {
+	"while opening the image", "at line", "in the final write-back",
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [options] IMAGE SCRIPT|-\n"
+		"       %s [options] --random N [--seed S] [--print-script] IMAGE\n"
+		"Run the operations of SCRIPT (- for standard input), one a line, on the sufs\n"
+		"image IMAGE; or a random workload of N operations.  See sufs-replay(8).\n"
+		"\n"
+		"      --mode MODE              write mode: softdep (default), sync or async\n"
+		"      --stats                  print counters after the run\n"
+		"      --json                   print them as a JSON object (implies --stats)\n"
+		"      --iolog FILE             record every block write and barrier in FILE\n"
+		"      --crash-after-write N    let N block writes reach the image, then stop\n"
+		"                               writing and exit as a crash would\n"
+		"      --crash-after-epoch N    the same after N barriers\n"
+		"      --random N               run N random operations instead of a script\n"
+		"      --seed S                 the random workload's seed (default 0)\n"
+		"      --print-script           print the random workload, do not run it\n"
+		"  -h, --help                   print this help and exit\n"
+		"  -V, --version                print the version and exit\n"
+		"\n"
+		"SOURCE_DATE_EPOCH in the environment fixes the clock of new timestamps.\n"
+		"Exit status: 0 done, 1 usage, 2 cannot open the image, 3 crashed as asked,\n"
+		"4 script error, 8 I/O error.\n",
+		prog, prog);
+}
+
+/* Say what is wrong with the command line (if fmt is not NULL), point to
+ * --help, and exit. */
+static void usage_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+
+static void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (fmt) {
+		fprintf(stderr, "%s: ", prog);
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputc('\n', stderr);
+	}
+	fprintf(stderr, "Try '%s --help' for more information.\n", prog);
+	exit(EXIT_USAGE);
+}
+
+static uint64_t opt_count(const char *opt, const char *arg)
+{
+	uint64_t v;
+
+	if (parse_u64(arg, &v))
+		usage_error("invalid value for %s: '%s' (a whole number)", opt, arg);
+	return v;
+}
+
+/* SOURCE_DATE_EPOCH: decimal seconds since 1970 (reproducible-builds.org);
+ * anything else is an error, not ignored. */
+static void parse_source_date_epoch(struct args *a)
+{
+	const char *s = getenv("SOURCE_DATE_EPOCH"), *c;
+
+	if (!s)
+		return;
+	for (c = s; *c >= '0' && *c <= '9'; c++)
+		;
+	if (!*s || *c || (s[0] == '0' && s[1]) || parse_i64(s, &a->time_sec)) {
+		errmsg("invalid SOURCE_DATE_EPOCH '%s': expected seconds since 1970 (digits)", s);
+		exit(EXIT_USAGE);
+	}
+	a->fixed_time = 1;
+}
+
+static void parse_args(int argc, char **argv, struct args *a)
+{
+	enum {
+		OPT_MODE = 256, OPT_STATS, OPT_JSON, OPT_IOLOG, OPT_CRASH_WRITE,
+		OPT_CRASH_EPOCH, OPT_RANDOM, OPT_SEED, OPT_PRINT,
+	};
+	static const struct option longopts[] = {
+		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "iolog", required_argument, NULL, OPT_IOLOG },
+		{ "crash-after-write", required_argument, NULL, OPT_CRASH_WRITE },
+		{ "crash-after-epoch", required_argument, NULL, OPT_CRASH_EPOCH },
+		{ "random", required_argument, NULL, OPT_RANDOM },
+		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "print-script", no_argument, NULL, OPT_PRINT },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, have_seed = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->mode = SUFS_MODE_SOFTDEP;
+	while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_MODE:
+			if (sufs_mode_parse(optarg, &a->mode))
+				usage_error("invalid mode '%s': softdep, sync or async", optarg);
+			break;
+		case OPT_STATS:
+			a->stats = 1;
+			break;
+		case OPT_JSON:
+			a->stats = a->json = 1;
+			break;
+		case OPT_IOLOG:
+			a->iolog = optarg;
+			break;
+		case OPT_CRASH_WRITE:
+		case OPT_CRASH_EPOCH:
+			if (a->crash_kind)
+				usage_error("only one crash point may be given");
+			a->crash_kind = c == OPT_CRASH_WRITE ? 'w' : 'e';
+			a->crash_at = opt_count(c == OPT_CRASH_WRITE ? "--crash-after-write"
+						: "--crash-after-epoch", optarg);
+			break;
+		case OPT_RANDOM:
+			a->random = 1;
+			a->random_ops = opt_count("--random", optarg);
+			break;
+		case OPT_SEED:
+			have_seed = 1;
+			a->seed = opt_count("--seed", optarg);
+			break;
+		case OPT_PRINT:
+			a->print_script = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(EXIT_OK);
+		case 'V':
+			print_version();
+			exit(EXIT_OK);
+		default:
+			usage_error(NULL);
+		}
+	}
+	if (have_seed && !a->random)
+		usage_error("--seed goes with --random");
+	if (a->print_script && !a->random)
+		usage_error("--print-script goes with --random");
+	if (a->print_script && (a->stats || a->iolog || a->crash_kind))
+		usage_error("--print-script runs nothing: no --stats, --iolog or crash point");
+	if (optind >= argc)
+		usage_error("no image given");
+	a->image = argv[optind++];
+	if (!a->random) {
+		if (optind >= argc)
+			usage_error("no script given (- reads standard input)");
+		a->script = argv[optind++];
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	parse_source_date_epoch(a);
+}
+
+/* ---- the report ------------------------------------------------------------------ */
+
+static void ratio(FILE *f, const char *label, uint64_t num, uint64_t den, int json)
+{
+	if (json) {
+		fprintf(f, "  \"%s\": ", label);
+		if (den)
+			fprintf(f, "%.6f,\n", (double)num / (double)den);
+		else
+			fputs("null,\n", f);
+	} else {
+		fprintf(f, "%-28s", label);
+		if (den)
+			fprintf(f, "%.4f\n", (double)num / (double)den);
+		else
+			fputs("-\n", f);
+	}
+}
+
+static void print_report(const struct report *r, int json)
+{
+	const struct {
+		const char *text, *key;
+		uint64_t v;
+	} rows[] = {
+		{ "Operations:", "operations", r->operations },
+		{ "Block writes:", "block_writes", r->dev.blocks },
+		{ "Write calls:", "write_calls", r->dev.writes },
+		{ "Barriers:", "barriers", r->dev.barriers },
+		{ "Epochs:", "epochs", r->lib.epochs },
+		{ "Block reads:", "block_reads", r->lib.block_reads },
+		{ "Updates created:", "updates", r->lib.updates },
+		{ "Updates merged:", "merged", r->lib.merged },
+		{ "Updates undone:", "undone", r->lib.undone },
+		{ "Peak pending updates:", "peak_pending", r->lib.peak_pending },
+		{ "Peak dependency bytes:", "peak_dep_bytes", r->lib.peak_dep_bytes },
+		{ "Peak undo bytes:", "peak_undo_bytes", r->lib.peak_undo_bytes },
+		{ "Peak dirty bytes:", "peak_dirty_bytes", r->peak_dirty_bytes },
+		{ "Peak cache bytes:", "peak_cache_bytes", r->peak_cache_bytes },
+	};
+	size_t i;
+	const char *mode = sufs_mode_name(r->mode);
+
+	if (json) {
+		printf("{\n  \"mode\": ");
+		json_str(stdout, mode, strlen(mode));
+		printf(",\n  \"block_size\": %u,\n", r->block_size);
+		for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+			printf("  \"%s\": %llu,\n", rows[i].key, (unsigned long long)rows[i].v);
+		ratio(stdout, "dep_per_cache", r->lib.peak_dep_bytes, r->peak_cache_bytes, 1);
+		ratio(stdout, "undo_per_dirty", r->lib.peak_undo_bytes, r->peak_dirty_bytes, 1);
+		printf("  \"seconds\": %.6f,\n", r->seconds);
+		printf("  \"crashed\": %s,\n", r->crashed ? "true" : "false");
+		if (r->crashed)
+			printf("  \"crash_phase\": \"%s\",\n", phase_key[r->crash_phase]);
+		else
+			printf("  \"crash_phase\": null,\n");
+		if (r->crashed && r->crash_phase == PHASE_LINES)
+			printf("  \"crash_line\": %llu\n}\n", (unsigned long long)r->crash_line);
+		else
+			printf("  \"crash_line\": null\n}\n");
+		return;
+	}
+	printf("%-28s%s\n", "Write mode:", mode);
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		printf("%-28s%llu\n", rows[i].text, (unsigned long long)rows[i].v);
+	ratio(stdout, "Dependency bytes / cache:", r->lib.peak_dep_bytes, r->peak_cache_bytes, 0);
+	ratio(stdout, "Undo bytes / dirty bytes:", r->lib.peak_undo_bytes, r->peak_dirty_bytes, 0);
+	printf("%-28s%.3f s\n", "Wall time:", r->seconds);
+	if (r->crashed && r->crash_phase == PHASE_LINES)
+		printf("%-28s%s %llu\n", "Crashed:", phase_text[r->crash_phase],
+		       (unsigned long long)r->crash_line);
+	else if (r->crashed)
+		printf("%-28s%s\n", "Crashed:", phase_text[r->crash_phase]);
+}
+
+/* After each line: the peaks the library does not keep. */
+static void sample(struct sufs_fs *fs, struct report *r)
+{
+	struct sufs_stats st;
+
+	sufs_get_stats(fs, &st);
+	if (st.dirty_blocks * r->block_size > r->peak_dirty_bytes)
+		r->peak_dirty_bytes = st.dirty_blocks * r->block_size;
+	if (st.cache_bytes > r->peak_cache_bytes)
+		r->peak_cache_bytes = st.cache_bytes;
+	r->lib = st;
+}
+
+/* ---- running --------------------------------------------------------------------- */
+
+/* The lines to run: a script file, or the random workload. */
+struct source {
+	const char *name;         /* for messages */
+	FILE *f;
+	struct random_gen *gen;
+	uint64_t left;            /* random lines still to come */
+	char *buf;
+	size_t cap;
+	int error;                /* errno of a failed read */
+};
+
+/* The next line, or NULL at the end (or on a read error: see ->error). */
+static const char *next_line(struct source *s)
+{
+	ssize_t len;
+
+	if (s->gen) {
+		const char *line;
+		if (!s->left)
+			return NULL;
+		s->left--;
+		line = random_next(s->gen);
+		if (!line)
+			s->error = ENOMEM;
+		return line;
+	}
+	len = getline(&s->buf, &s->cap, s->f);
+	if (len < 0) {
+		if (ferror(s->f))
+			s->error = errno ? errno : EIO;
+		return NULL;
+	}
+	return s->buf;
+}
+
+/* --print-script: the workload's lines, read-only, nothing run. */
+static int print_script(const struct args *a)
+{
+	struct random_gen *gen;
+	struct sufs_fs *fs;
+	uint64_t i;
+	int rc = sufs_open(a->image, 0, &fs);
+
+	if (rc) {
+		errmsg("cannot open %s: %s", a->image, sufs_strerror(rc));
+		return EXIT_OPEN;
+	}
+	rc = random_open(fs, a->seed, &gen);
+	if (rc) {
+		errmsg("reading the tree of %s: %s", a->image, sufs_strerror(rc));
+		sufs_close(fs);
+		return EXIT_IO;
+	}
+	printf("# sufs-replay --random %llu --seed %llu\n", (unsigned long long)a->random_ops,
+	       (unsigned long long)a->seed);
+	for (i = 0; i < a->random_ops; i++) {
+		const char *line = random_next(gen);
+		if (!line) {
+			errmsg("%s", strerror(ENOMEM));
+			rc = EXIT_IO;
+			break;
+		}
+		puts(line);
+	}
+	random_close(gen);
+	sufs_close(fs);
+	if (fflush(stdout) || ferror(stdout)) {
+		errmsg("writing the script: %s", strerror(errno));
+		return EXIT_IO;
+	}
+	return rc;
+}
+
+/*
+ * The crash point was reached: lose what is in memory (fs, if open, is
+ * abandoned) and say where: in which phase, at which line of the script.
+ */
+static int crashed(struct sufs_fs *fs, struct iodev *io, struct report *r, enum phase phase,
+		   uint64_t line)
+{
+	char at[64] = "";
+
+	if (fs) {
+		sample(fs, r);
+		sufs_abandon(fs);
+	}
+	r->crashed = 1;
+	r->crash_phase = phase;
+	r->crash_line = line;
+	iodev_counts(io, &r->dev);
+	if (phase == PHASE_LINES)
+		snprintf(at, sizeof(at), " %llu", (unsigned long long)line);
+	errmsg("crashed as asked, after %llu block writes and %llu barriers, %s%s",
+	       (unsigned long long)r->dev.blocks, (unsigned long long)r->dev.barriers,
+	       phase_text[phase], at);
+	return EXIT_CRASHED;
+}
+
+static int has_crashed(struct iodev *io)
+{
+	struct iodev_counts c;
+
+	iodev_counts(io, &c);
+	return c.crashed;
+}
+
+static int log_failed(struct iodev *io, const struct args *a)
+{
+	struct iodev_counts c;
+
+	iodev_counts(io, &c);
+	if (c.log_error)
+		errmsg("writing the I/O log %s: %s", a->iolog, strerror(c.log_error));
+	return c.log_error != 0;
+}
+
+/* Run every line; returns an exit status.  fs is closed or abandoned. */
+static int run_lines(struct sufs_fs *fs, struct iodev *io, struct source *src,
+		     const struct args *a, struct report *r)
+{
+	struct script_ctx ctx;
+	char err[1024];
+	const char *line;
+	uint64_t lineno = 0;
+	int st, rc;
+
+	script_ctx_init(&ctx, fs, (uint32_t)getuid(), (uint32_t)getgid());
+	while ((line = next_line(src)) != NULL) {
+		lineno++;
+		st = script_exec_line(fs, line, &ctx, err, sizeof(err));
+		r->operations = ctx.operations;
+		if (has_crashed(io))
+			return crashed(fs, io, r, PHASE_LINES, lineno);
+		if (log_failed(io, a)) {
+			sufs_abandon(fs);
+			return EXIT_IO;
+		}
+		if (st != SCRIPT_OK) {
+			errmsg("%s:%llu: %s", src->name, (unsigned long long)lineno, err);
+			if (st == SCRIPT_FAILED && ctx.rc == -EIO) {
+				sufs_abandon(fs);
+				return EXIT_IO;
+			}
+			rc = sufs_close(fs);
+			if (rc && !has_crashed(io))
+				errmsg("closing %s: %s", a->image, sufs_strerror(rc));
+			return EXIT_SCRIPT;
+		}
+		sample(fs, r);
+	}
+	if (src->error) {
+		errmsg("reading %s: %s", src->name, strerror(src->error));
+		sufs_close(fs);
+		return src->error == ENOMEM ? EXIT_IO : EXIT_SCRIPT;
+	}
+
+	/* the final write-back: synced first so that the counters cover it */
+	rc = sufs_sync(fs);
+	if (has_crashed(io))
+		return crashed(fs, io, r, PHASE_CLOSE, 0);
+	if (!rc)
+		sample(fs, r);
+	if (rc || log_failed(io, a)) {
+		if (rc)
+			errmsg("writing back to %s: %s", a->image, sufs_strerror(rc));
+		sufs_abandon(fs);
+		return EXIT_IO;
+	}
+	rc = sufs_close(fs);
+	if (has_crashed(io))
+		return crashed(NULL, io, r, PHASE_CLOSE, 0);
+	if (rc) {
+		errmsg("closing %s: %s", a->image, sufs_strerror(rc));
+		return EXIT_IO;
+	}
+	iodev_counts(io, &r->dev);
+	if (a->crash_kind)
+		warnmsg("the run ended after %llu block writes and %llu barriers, "
+			"before the crash point", (unsigned long long)r->dev.blocks,
+			(unsigned long long)r->dev.barriers);
+	return EXIT_OK;
+}
+
+/* Open the lines to run; returns 0 or an exit status. */
+static int open_source(const struct args *a, struct source *src)
+{
+	memset(src, 0, sizeof(*src));
+	if (a->random) {
+		src->name = "random";
+		src->left = a->random_ops;
+		return 0;
+	}
+	if (strcmp(a->script, "-") == 0) {
+		src->name = "stdin";
+		src->f = stdin;
+		return 0;
+	}
+	src->name = a->script;
+	src->f = fopen(a->script, "re");
+	if (!src->f) {
+		errmsg("cannot read %s: %s", a->script, strerror(errno));
+		return EXIT_SCRIPT;
+	}
+	return 0;
+}
+
+static void close_source(struct source *src)
+{
+	if (src->f && src->f != stdin)
+		fclose(src->f);
+	random_close(src->gen);
+	free(src->buf);
+}
+
+/* Open the image through the wrapper device; returns 0 or an exit status. */
+static int open_image(const struct args *a, struct iodev **io, struct sufs_fs **fs)
+{
+	int rc = iodev_open(a->image, io);
+
+	if (rc) {
+		errmsg("cannot open %s: %s", a->image, sufs_strerror(rc));
+		return EXIT_OPEN;
+	}
+	if (a->crash_kind == 'w')
+		iodev_crash_after_blocks(*io, a->crash_at);
+	else if (a->crash_kind == 'e')
+		iodev_crash_after_barriers(*io, a->crash_at);
+	if (a->iolog) {
+		rc = iodev_log_open(*io, a->iolog);
+		if (rc) {
+			errmsg("cannot create the I/O log %s: %s", a->iolog, sufs_strerror(rc));
+			return EXIT_OPEN;
+		}
+	}
+	/* opening writes: the superblock goes out marked in use */
+	rc = sufs_open_dev(iodev_dev(*io), SUFS_OPEN_RDWR, 0, fs);
+	if (rc) {
+		*fs = NULL;
+		if (has_crashed(*io))
+			return EXIT_CRASHED;
+		errmsg("cannot open %s: %s", a->image, sufs_strerror(rc));
+		return EXIT_OPEN;
+	}
+	rc = sufs_set_mode(*fs, a->mode);
+	if (rc) {
+		if (has_crashed(*io))
+			return EXIT_CRASHED;
+		errmsg("cannot set the write mode of %s: %s", a->image, sufs_strerror(rc));
+		sufs_abandon(*fs);
+		*fs = NULL;
+		return EXIT_IO;
+	}
+	/* write-back by age would make the n-th block write depend on how fast
+	 * the machine runs: only a full cache, fsync and sync write back */
+	sufs_set_writeback(*fs, 50, 0);
+	if (a->fixed_time)
+		sufs_set_clock(*fs, a->time_sec, 0);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a;
+	struct source src;
+	struct report r;
+	struct iodev *io = NULL;
+	struct sufs_fs *fs = NULL;
+	double start;
+	int status, rc;
+
+	prog_init("sufs-replay");
+	parse_args(argc, argv, &a);
+	if (a.print_script)
+		return print_script(&a);
+
+	memset(&r, 0, sizeof(r));
+	r.mode = a.mode;
+	start = now_seconds();
+	status = open_source(&a, &src);
+	if (!status)
+		status = open_image(&a, &io, &fs);
+	if (status == EXIT_CRASHED) {
+		status = crashed(fs, io, &r, PHASE_OPEN, 0);
+		fs = NULL;
+	}
+	if (!status && a.random) {
+		rc = random_open(fs, a.seed, &src.gen);
+		if (rc) {
+			errmsg("reading the tree of %s: %s", a.image, sufs_strerror(rc));
+			sufs_close(fs);
+			status = EXIT_IO;
+		}
+	}
+	if (!status) {
+		r.block_size = sufs_get_super(fs)->block_size;
+		status = run_lines(fs, io, &src, &a, &r);
+	}
+	r.seconds = now_seconds() - start;
+	close_source(&src);
+	rc = iodev_free(io);
+	if (rc && a.iolog && status != EXIT_IO) {
+		errmsg("writing the I/O log %s: %s", a.iolog, strerror(-rc));
+		status = EXIT_IO;
+	}
+	if (a.stats && (status == EXIT_OK || status == EXIT_CRASHED))
+		print_report(&r, a.json);
+	if (fflush(stdout) || ferror(stdout)) {
+		errmsg("writing the output: %s", strerror(errno));
+		if (status == EXIT_OK)
+			status = EXIT_IO;
+	}
+	return status;
+}

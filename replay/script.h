@@ -1,0 +1,92 @@
+/*
+ * script.h - the operation script language of sufs-replay (man/sufs-replay.8),
+ * its executor, and the random workload that writes it.
+ *
+ * A script is one operation a line: `mkdir /a 0755`, `write /a/f 0 64K 7`,
+ * `!ENOENT unlink /nope`.  script_exec_line() parses one line and makes the
+ * one library call it names; it knows nothing of files, line numbers or
+ * exit statuses, so that any program holding an open file system (replay,
+ * the debugger) can run the language.
+ *
+ * Words are split as sufs-debug splits them: blanks separate; "..." quotes
+ * with escapes; '...' quotes literally; \\ \n \t \xHH and \<char> escape
+ * outside single quotes.  A '#' that starts a word outside quotes starts a
+ * comment.  script_quote() writes a word back in this syntax.
+ */
+#ifndef SUFS_REPLAY_SCRIPT_H
+#define SUFS_REPLAY_SCRIPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sufs.h"
+
+/* What script_exec_line() returns. */
+enum script_result {
+	SCRIPT_OK = 0,        /* the operation gave the result the line asked for,
+	                         or the line was blank or a comment */
+	SCRIPT_BAD_LINE,      /* the line cannot be parsed: nothing was done */
+	SCRIPT_FAILED,        /* the operation failed, or did not fail as expected */
+};
+
+/* State that lasts from one line to the next. */
+struct script_ctx {
+	uint32_t cwd;             /* where relative paths start (the root for replay) */
+	struct sufs_cred cred;    /* owner of new inodes */
+	/* set by every line that ran an operation: */
+	int ran;                  /* 1 if the line ran an operation, 0 if blank */
+	int rc;                   /* what the library returned (0 or negative) */
+	int expected;             /* the error the line expected (positive), or 0 */
+	uint64_t operations;      /* operations run so far */
+};
+
+/* A context for running from the root directory of fs, new inodes owned
+ * by uid:gid. */
+void script_ctx_init(struct script_ctx *ctx, struct sufs_fs *fs, uint32_t uid, uint32_t gid);
+
+/*
+ * Parse and run one line (with or without its newline).  On anything but
+ * SCRIPT_OK, err holds the reason, such as "unlink /a: No such file or
+ * directory" or "unknown operation 'mkdri'", without the script's name or
+ * line number (the caller knows those).
+ */
+int script_exec_line(struct sufs_fs *fs, const char *line, struct script_ctx *ctx,
+		     char *err, size_t errlen);
+
+/*
+ * The bytes that `write PATH OFFSET LENGTH SEED` writes: byte number o of
+ * the file is a function of SEED and o alone (the man page gives the
+ * formula), so that overlapping writes agree and any range can be checked
+ * later.  Fills buf with the bytes for offsets off .. off + len - 1.
+ */
+void script_pattern(uint64_t seed, uint64_t off, void *buf, size_t len);
+
+/* The name of an error code for the `!NAME` prefix ("ENOENT"), or NULL;
+ * err is positive (an errno value) or a SUFS_E... value. */
+const char *script_errno_name(int err);
+
+/*
+ * Write one word so that the parser reads it back byte for byte: as it is
+ * when it is plain, else in double quotes with escapes.
+ */
+void script_quote(FILE *f, const char *word, size_t len);
+
+/* ------------------------------------------------------------------------ */
+/* The random workload (random.c)                                            */
+/* ------------------------------------------------------------------------ */
+
+struct random_gen;
+
+/*
+ * Start a workload for the file system fs, from the tree it holds now (the
+ * generator reads it: names, types, sizes, link counts) and the space left
+ * in it.  The same seed on the same tree gives the same lines.
+ */
+int random_open(struct sufs_fs *fs, uint64_t seed, struct random_gen **out);
+/* The next line of the workload (without a newline), valid until the next
+ * call; NULL when out of memory. */
+const char *random_next(struct random_gen *g);
+void random_close(struct random_gen *g);
+
+#endif
