@@ -506,6 +506,160 @@ void sufs_get_stats(struct sufs_fs *fs, struct sufs_stats *st);
 /* The library's version string, e.g. "0.1.0". */
 const char *sufs_version(void);
 
+/* ------------------------------------------------------------------------ */
+/* Checking and repair (check.c)                                              */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Every inconsistency the checker knows is a row of one table (check_problems.c):
+ * a code, a message template, flags and the question it asks.  One function
+ * decides, for every problem alike, whether it is fixed: by -n, -y, -p,
+ * leak-only or an interactive answer.
+ */
+#define SUFS_PR_PREEN_OK 0x1   /* preen (-p) may fix it without asking */
+#define SUFS_PR_LEAK     0x2   /* a leak: all a crash under soft updates may leave */
+#define SUFS_PR_NO       0x4   /* the default answer (interactive) is no */
+
+enum sufs_problem_code {
+	/* pass 0: superblock and group descriptors */
+	SUFS_PR_SB_PRIMARY_BAD     = 0x0001,
+	SUFS_PR_GROUP_DESC_BAD     = 0x0002,
+	SUFS_PR_SNAP_SLOT_BAD      = 0x0003,
+	SUFS_PR_SB_FIELD           = 0x0004,
+	SUFS_PR_SB_CSUM            = 0x0005,
+	/* pass 1: inodes and block maps */
+	SUFS_PR_RESERVED_INODE     = 0x0101,
+	SUFS_PR_INODE_ZERO_MODE    = 0x0102,
+	SUFS_PR_INODE_BAD_MODE     = 0x0103,
+	SUFS_PR_INODE_CSUM         = 0x0104,
+	SUFS_PR_BAD_BLOCK          = 0x0105,
+	SUFS_PR_BLOCK_PAST_SIZE    = 0x0106,
+	SUFS_PR_BLOCKS_COUNT       = 0x0107,
+	SUFS_PR_BAD_SYMLINK        = 0x0108,
+	SUFS_PR_SPECIAL_DATA       = 0x0109,
+	SUFS_PR_DIR_SIZE           = 0x010a,
+	SUFS_PR_DIR_NO_BLOCKS      = 0x010b,
+	SUFS_PR_TOO_MANY_BLOCKS    = 0x010c,
+	SUFS_PR_ROOT_NOT_DIR       = 0x010d,
+	/* pass 1b: blocks claimed twice */
+	SUFS_PR_DUP_BLOCK          = 0x0151,
+	/* pass 2: directories */
+	SUFS_PR_DIR_HOLE           = 0x0201,
+	SUFS_PR_DIR_BLOCK_CORRUPT  = 0x0202,
+	SUFS_PR_DIR_CSUM           = 0x0203,
+	SUFS_PR_NO_DOT             = 0x0204,
+	SUFS_PR_BAD_DOT            = 0x0205,
+	SUFS_PR_NO_DOTDOT          = 0x0206,
+	SUFS_PR_ENTRY_BAD_NAME     = 0x0207,
+	SUFS_PR_ENTRY_DOT          = 0x0208,
+	SUFS_PR_ENTRY_BAD_INO      = 0x0209,
+	SUFS_PR_ENTRY_ROOT         = 0x020a,
+	SUFS_PR_ENTRY_FREE_INO     = 0x020b,
+	SUFS_PR_ENTRY_DIR_LINK     = 0x020c,
+	SUFS_PR_ENTRY_FTYPE        = 0x020d,
+	/* pass 3: connectivity */
+	SUFS_PR_ROOT_MISSING       = 0x0301,
+	SUFS_PR_DIR_UNREF_EMPTY    = 0x0302,
+	SUFS_PR_DIR_UNREF          = 0x0303,
+	SUFS_PR_DIR_LOOP           = 0x0304,
+	SUFS_PR_BAD_DOTDOT         = 0x0305,
+	/* pass 4: reference counts */
+	SUFS_PR_UNATTACHED_EMPTY   = 0x0401,
+	SUFS_PR_UNATTACHED         = 0x0402,
+	SUFS_PR_UNATTACHED_CLEAR   = 0x0403,
+	SUFS_PR_LINKS_HIGH         = 0x0404,
+	SUFS_PR_LINKS_LOW          = 0x0405,
+	/* pass 5: bitmaps and summaries */
+	SUFS_PR_BLOCKS_LEAKED      = 0x0501,
+	SUFS_PR_BLOCKS_UNMARKED    = 0x0502,
+	SUFS_PR_INODES_LEAKED      = 0x0503,
+	SUFS_PR_INODES_UNMARKED    = 0x0504,
+	SUFS_PR_BITMAP_PADDING     = 0x0505,
+	SUFS_PR_GROUP_COUNTS       = 0x0506,
+	SUFS_PR_SB_COUNTS          = 0x0507,
+};
+
+/* A row of the table. */
+struct sufs_problem_def {
+	unsigned code;
+	const char *name;          /* short and stable, for scripts: "links_high" */
+	unsigned pass;             /* 0-5; pass 1b is 1 */
+	unsigned flags;            /* SUFS_PR_* */
+	const char *prompt;        /* the question: "Fix", "Clear", "Clone", ... */
+	const char *message;       /* the template (check_problems.c lists the
+	                              placeholders) */
+};
+const struct sufs_problem_def *sufs_problem_def(unsigned code);
+/* The whole table, in code order. */
+const struct sufs_problem_def *sufs_problem_table(size_t *count);
+
+/* One problem found, as reported to the caller. */
+struct sufs_problem {
+	const struct sufs_problem_def *def;
+	char message[320];         /* the template filled in */
+	uint32_t ino;              /* the inode concerned, or 0 */
+	uint64_t blk;              /* the block concerned, or 0 */
+};
+
+/* What the check may do (sufs_check_opts.flags). */
+#define SUFS_CHECK_NO         0x01 /* -n: open read-only, answer no */
+#define SUFS_CHECK_YES        0x02 /* -y: answer yes */
+#define SUFS_CHECK_PREEN      0x04 /* -p: fix PREEN_OK problems, stop at any other */
+#define SUFS_CHECK_LEAKS_ONLY 0x08 /* fix leaks only; anything worse: change nothing */
+#define SUFS_CHECK_FORCE      0x10 /* check even a clean file system */
+
+/* The outcome, as fsck(8) exit status bits (sufs_check_result.status). */
+#define SUFS_EXIT_OK          0
+#define SUFS_EXIT_CORRECTED   1
+#define SUFS_EXIT_REBOOT      2    /* never set: there is nothing mounted to reboot */
+#define SUFS_EXIT_UNCORRECTED 4
+#define SUFS_EXIT_OPERROR     8
+#define SUFS_EXIT_USAGE       16
+#define SUFS_EXIT_CANCELLED   32
+#define SUFS_EXIT_LIBERROR    128
+
+struct sufs_check_opts {
+	unsigned flags;            /* SUFS_CHECK_* */
+	uint64_t sb_offset;        /* byte offset of the superblock to use; 0: the
+	                              primary, or the first good backup if it is bad */
+	/* Each is optional.  ask: the interactive answer (nonzero: fix), asked
+	 * only when neither NO, YES nor PREEN is set; without it the answer is
+	 * no.  report: every problem, once decided.  pass: a pass begins.
+	 * progress: done out of total in the pass.  cancelled: polled often;
+	 * nonzero stops the check cleanly (status bit 32). */
+	int (*ask)(void *arg, const struct sufs_problem *p);
+	void (*report)(void *arg, const struct sufs_problem *p, int fixed);
+	void (*pass)(void *arg, unsigned pass, const char *name);
+	void (*progress)(void *arg, unsigned pass, uint64_t done, uint64_t total);
+	int (*cancelled)(void *arg);
+	void *arg;
+};
+
+struct sufs_check_result {
+	int status;                /* SUFS_EXIT_* bits, as recorded in the superblock */
+	int skipped;               /* clean and not forced: nothing was checked */
+	int halted;                /* preen met a problem it may not fix, or leak-only
+	                              one that is not a leak: see status */
+	int modified;              /* something was written */
+	uint64_t sb_offset;        /* the superblock used */
+	unsigned problems, fixed, leaks, nonleaks;
+	uint32_t inodes_count, inodes_used, dirs;
+	uint64_t blocks_count, blocks_used;
+	int error;                 /* with status bit 8 or 128: the error */
+	const char *error_where;   /* and what was being done, or NULL */
+};
+
+/*
+ * Check the file system on dev (not closed here) and repair it as the
+ * options say.  Returns 0 when the check ran to its end (r->status says
+ * what it found), or a negative error (r->status has bit 8 or 128).
+ * Repairs leave a file system that a second check finds clean.
+ */
+int sufs_check_dev(struct sufs_dev *dev, const struct sufs_check_opts *o,
+		   struct sufs_check_result *r);
+/* The same on the image at path (opened read-only with SUFS_CHECK_NO). */
+int sufs_check(const char *path, const struct sufs_check_opts *o, struct sufs_check_result *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,420 @@
+/*
+ * fsck.sufs - check and repair a sufs file system.
+ *
+ * The checking is libsufs's (sufs_check): this program chooses the policy
+ * from the options (fsck(8)'s -n, -y, -p, plus -f, leak-only and -s), asks
+ * questions on a terminal, prints what the library reports (as text or as
+ * JSON), draws progress and turns the outcome into fsck(8)'s exit status.
+ */
+#include "config.h"
+
+#include <sufs.h>
+
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct jproblem {
+	const struct sufs_problem_def *def;
+	char *message;
+	int fixed;
+};
+
+struct ui {
+	const char *image;
+	unsigned flags;
+	int json, verbose, interactive, yes_all;
+	int asked;                 /* the current problem was asked and answered */
+	int progress_fd;           /* -1: none */
+	int bar;                   /* draw a bar (struct progress) */
+	struct progress prog;
+	unsigned prog_pass;
+	int prog_on;
+	struct jproblem *probs;
+	size_t nprobs, capprobs;
+	unsigned passes[8];
+	char pass_names[8][64];
+	size_t npasses;
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [-n | -y | -p] [-f] [-L] [-v] [-C FD] [--json] [-s SB] IMAGE\n"
+		"Check a sufs file system and repair what is wrong.\n"
+		"\n"
+		"  -n                 answer no to every question; never open IMAGE for writing\n"
+		"  -y                 answer yes to every question\n"
+		"  -p, -a             preen: fix without asking what is safe to fix (leaks),\n"
+		"                     stop at anything else\n"
+		"  -f                 check even a file system marked clean\n"
+		"  -L, --leaks-only   fix leaks only; if anything worse is found, change nothing\n"
+		"  -v                 verbose: every pass, every problem, and statistics\n"
+		"  -C FD              progress to file descriptor FD (a bar on a terminal,\n"
+		"                     \"PASS DONE TOTAL IMAGE\" lines otherwise; 0: a bar)\n"
+		"  -s SB              use the superblock at byte offset SB, or BLOCK:BLOCKSIZE\n"
+		"      --json         a machine-readable report on standard output\n"
+		"      --help         show this help and exit\n"
+		"      --version      show the version and exit\n"
+		"\n"
+		"Without -n, -y or -p, questions are asked on a terminal; without a terminal\n"
+		"the answer is no (as -n).\n"
+		"Exit status (bits, ORed): 0 no errors, 1 errors corrected, 4 errors left\n"
+		"uncorrected, 8 operational error, 16 usage error, 32 cancelled,\n"
+		"128 library error.  See fsck.sufs(8).\n",
+		prog);
+}
+
+/* Print a message with its first letter capitalised. */
+static void put_message(FILE *f, const char *m)
+{
+	fputc(toupper((unsigned char)m[0]), f);
+	fputs(m + 1, f);
+}
+
+static void progress_off(struct ui *u)
+{
+	if (u->prog_on && u->bar)
+		progress_end(&u->prog);
+	u->prog_on = 0;
+}
+
+static int ui_ask(void *arg, const struct sufs_problem *p)
+{
+	struct ui *u = arg;
+	char line[64];
+	int def = !(p->def->flags & SUFS_PR_NO), yes;
+
+	progress_off(u);
+	u->asked = 1;
+	if (u->yes_all) {
+		put_message(stdout, p->message);
+		printf(".  %s? yes\n\n", p->def->prompt);
+		return 1;
+	}
+	for (;;) {
+		put_message(stdout, p->message);
+		printf(".  %s%s? ", p->def->prompt, def ? "<y>" : "<n>");
+		fflush(stdout);
+		if (!fgets(line, sizeof(line), stdin) || interrupted) {
+			printf("no\n");
+			return 0;
+		}
+		if (line[0] == '\n') {
+			yes = def;
+			break;
+		}
+		if (line[0] == 'y' || line[0] == 'Y' || line[0] == 'n' || line[0] == 'N') {
+			yes = line[0] == 'y' || line[0] == 'Y';
+			break;
+		}
+		if (line[0] == 'a' || line[0] == 'A') {
+			u->yes_all = 1;
+			yes = 1;
+			break;
+		}
+		printf("Answer y (yes), n (no) or a (yes to all).");
+	}
+	printf("%s\n\n", yes ? "yes" : "no");
+	return yes;
+}
+
+static void ui_report(void *arg, const struct sufs_problem *p, int fixed)
+{
+	struct ui *u = arg;
+	struct jproblem *j;
+
+	if (u->json) {
+		if (u->nprobs == u->capprobs) {
+			size_t cap = u->capprobs ? 2 * u->capprobs : 32;
+			j = realloc(u->probs, cap * sizeof(*j));
+			if (!j)
+				return;
+			u->probs = j;
+			u->capprobs = cap;
+		}
+		j = &u->probs[u->nprobs];
+		j->message = strdup(p->message);
+		if (!j->message)
+			return;
+		j->def = p->def;
+		j->fixed = fixed;
+		u->nprobs++;
+		return;
+	}
+	if (u->asked) {
+		u->asked = 0;
+		return;
+	}
+	progress_off(u);
+	if (u->flags & SUFS_CHECK_PREEN) {
+		/* preen is quiet about what it may fix, unless -v */
+		if (fixed && !u->verbose)
+			return;
+		printf("%s: ", u->image);
+		put_message(stdout, p->message);
+		printf(fixed ? ".  FIXED.\n" : ".");
+		return;
+	}
+	put_message(stdout, p->message);
+	printf(".  %s? %s\n\n", p->def->prompt, fixed ? "yes" : "no");
+}
+
+static void ui_pass(void *arg, unsigned pass, const char *name)
+{
+	struct ui *u = arg;
+
+	if (u->npasses < sizeof(u->passes) / sizeof(u->passes[0])) {
+		u->passes[u->npasses] = pass;
+		snprintf(u->pass_names[u->npasses], sizeof(u->pass_names[0]), "%s", name);
+		u->npasses++;
+	}
+	progress_off(u);
+	if (u->json || ((u->flags & SUFS_CHECK_PREEN) && !u->verbose))
+		return;
+	if (pass == 0 && !u->verbose)
+		return;
+	printf("Pass %u: %s\n", pass, name);
+	fflush(stdout);
+}
+
+static void ui_progress(void *arg, unsigned pass, uint64_t done, uint64_t total)
+{
+	struct ui *u = arg;
+	static const char *const labels[] = { "Pass 0", "Pass 1", "Pass 2", "Pass 3",
+					      "Pass 4", "Pass 5" };
+
+	if (u->progress_fd < 0)
+		return;
+	if (u->bar) {
+		if (!u->prog_on || u->prog_pass != pass) {
+			progress_off(u);
+			progress_start(&u->prog, labels[pass < 6 ? pass : 0], total);
+			u->prog_pass = pass;
+			u->prog_on = 1;
+		}
+		progress_update(&u->prog, done);
+		return;
+	}
+	dprintf(u->progress_fd, "%u %llu %llu %s\n", pass, (unsigned long long)done,
+		(unsigned long long)total, u->image);
+}
+
+static int ui_cancelled(void *arg)
+{
+	(void)arg;
+	return interrupted;
+}
+
+static void print_json(struct ui *u, const struct sufs_check_result *r, int status)
+{
+	size_t i;
+
+	printf("{\n  \"image\": ");
+	json_str(stdout, u->image, strlen(u->image));
+	printf(",\n  \"status\": %d,\n", status);
+	printf("  \"skipped\": %s,\n  \"halted\": %s,\n  \"modified\": %s,\n",
+	       r->skipped ? "true" : "false", r->halted ? "true" : "false",
+	       r->modified ? "true" : "false");
+	printf("  \"superblock\": %llu,\n", (unsigned long long)r->sb_offset);
+	printf("  \"passes\": [");
+	for (i = 0; i < u->npasses; i++) {
+		printf("%s\n    {\"pass\": %u, \"name\": ", i ? "," : "", u->passes[i]);
+		json_str(stdout, u->pass_names[i], strlen(u->pass_names[i]));
+		printf("}");
+	}
+	printf("%s],\n  \"problems\": [", u->npasses ? "\n  " : "");
+	for (i = 0; i < u->nprobs; i++) {
+		const struct jproblem *j = &u->probs[i];
+		printf("%s\n    {\"code\": %u, \"name\": \"%s\", \"pass\": %u, \"leak\": %s, "
+		       "\"message\": ", i ? "," : "", j->def->code, j->def->name, j->def->pass,
+		       (j->def->flags & SUFS_PR_LEAK) ? "true" : "false");
+		json_str(stdout, j->message, strlen(j->message));
+		printf(", \"fixed\": %s}", j->fixed ? "true" : "false");
+	}
+	printf("%s],\n", u->nprobs ? "\n  " : "");
+	printf("  \"counts\": {\"problems\": %u, \"fixed\": %u, \"leaks\": %u, \"other\": %u},\n",
+	       r->problems, r->fixed, r->leaks, r->nonleaks);
+	printf("  \"inodes\": {\"used\": %u, \"total\": %u},\n", r->inodes_used, r->inodes_count);
+	printf("  \"blocks\": {\"used\": %llu, \"total\": %llu},\n",
+	       (unsigned long long)r->blocks_used, (unsigned long long)r->blocks_count);
+	printf("  \"error\": ");
+	if (r->error) {
+		const char *m = sufs_strerror(r->error);
+		json_str(stdout, m, strlen(m));
+	} else {
+		printf("null");
+	}
+	printf("\n}");
+}
+
+static void print_summary(struct ui *u, const struct sufs_check_result *r)
+{
+	if (r->skipped) {
+		printf("%s: clean, %u/%u files, %llu/%llu blocks\n", u->image, r->inodes_used,
+		       r->inodes_count, (unsigned long long)r->blocks_used,
+		       (unsigned long long)r->blocks_count);
+		return;
+	}
+	if (r->halted && (u->flags & SUFS_CHECK_PREEN)) {
+		printf("\n%s: UNEXPECTED INCONSISTENCY; RUN fsck.sufs MANUALLY.\n"
+		       "\t(i.e., without -a or -p options)\n", u->image);
+		return;
+	}
+	if (r->halted) {
+		printf("\n%s: problems worse than leaks found: nothing was changed.\n"
+		       "%s: run a full check: fsck.sufs -f %s\n", u->image, u->image, u->image);
+		return;
+	}
+	if (r->status & SUFS_EXIT_CANCELLED)
+		printf("\n%s: interrupted; the check did not finish.\n", u->image);
+	if (r->modified && !(u->flags & SUFS_CHECK_PREEN))
+		printf("\n%s: ***** FILE SYSTEM WAS MODIFIED *****\n", u->image);
+	if (r->status & SUFS_EXIT_UNCORRECTED)
+		printf("\n%s: ********** WARNING: file system still has errors **********\n\n",
+		       u->image);
+	printf("%s: %u/%u files, %llu/%llu blocks\n", u->image, r->inodes_used, r->inodes_count,
+	       (unsigned long long)r->blocks_used, (unsigned long long)r->blocks_count);
+	if (u->verbose)
+		printf("%s: %u directories; %u problems (%u leaks), %u fixed\n", u->image, r->dirs,
+		       r->problems, r->leaks, r->fixed);
+}
+
+/* -s SB: a byte offset, or BLOCK:BLOCKSIZE. */
+static int parse_sb(const char *s, uint64_t *off)
+{
+	char buf[64], *colon;
+	uint64_t blk, bs;
+
+	if (strlen(s) >= sizeof(buf))
+		return -1;
+	strcpy(buf, s);
+	colon = strchr(buf, ':');
+	if (!colon)
+		return parse_u64(buf, off);
+	*colon = 0;
+	if (parse_u64(buf, &blk) || parse_u64(colon + 1, &bs) || bs < 1024 || bs > 65536 ||
+	    (bs & (bs - 1)) || blk > UINT64_MAX / bs)
+		return -1;
+	*off = blk * bs;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "leaks-only", no_argument, NULL, 'L' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'H' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sufs_check_opts o;
+	struct sufs_check_result r;
+	struct ui u;
+	struct sigaction sa;
+	int c, modes = 0, status, rc;
+	uint32_t fd;
+
+	prog_init("fsck.sufs");
+	memset(&u, 0, sizeof(u));
+	memset(&o, 0, sizeof(o));
+	u.progress_fd = -1;
+	while ((c = getopt_long(argc, argv, "nypafLvC:s:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n': o.flags |= SUFS_CHECK_NO; modes++; break;
+		case 'y': o.flags |= SUFS_CHECK_YES; modes++; break;
+		case 'p':
+		case 'a': o.flags |= SUFS_CHECK_PREEN; modes++; break;
+		case 'f': o.flags |= SUFS_CHECK_FORCE; break;
+		case 'L': o.flags |= SUFS_CHECK_LEAKS_ONLY; break;
+		case 'v': u.verbose = 1; break;
+		case 'J': u.json = 1; break;
+		case 'C':
+			if (parse_u32(optarg, &fd) || fd > 1024) {
+				errmsg("-C: not a file descriptor: %s", optarg);
+				return SUFS_EXIT_USAGE;
+			}
+			u.progress_fd = (int)fd;
+			break;
+		case 's':
+			if (parse_sb(optarg, &o.sb_offset) || o.sb_offset == 0) {
+				errmsg("-s: not a byte offset or BLOCK:BLOCKSIZE: %s", optarg);
+				return SUFS_EXIT_USAGE;
+			}
+			break;
+		case 'H': usage(stdout); return 0;
+		case 'V': print_version(); return 0;
+		default: usage(stderr); return SUFS_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		if (optind == argc)
+			errmsg("no image given");
+		else
+			errmsg("one image at a time");
+		usage(stderr);
+		return SUFS_EXIT_USAGE;
+	}
+	if (modes > 1) {
+		errmsg("-n, -y and -p exclude each other");
+		return SUFS_EXIT_USAGE;
+	}
+	u.image = argv[optind];
+	if (!modes && (o.flags & SUFS_CHECK_LEAKS_ONLY)) {
+		o.flags |= SUFS_CHECK_YES; /* leak-only: yes to leaks, no to the rest */
+	} else if (!modes) {
+		if (!u.json && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
+			u.interactive = 1;
+			o.ask = ui_ask;
+		} else {
+			o.flags |= SUFS_CHECK_NO;
+		}
+	}
+	u.flags = o.flags;
+	if (u.progress_fd >= 0) {
+		u.bar = u.progress_fd == 0 || isatty(u.progress_fd);
+		o.progress = ui_progress;
+	}
+	o.report = ui_report;
+	o.pass = ui_pass;
+	o.cancelled = ui_cancelled;
+	o.arg = &u;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigint;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	rc = sufs_check(u.image, &o, &r);
+	progress_off(&u);
+	status = r.status;
+	if (rc && !(status & (SUFS_EXIT_OPERROR | SUFS_EXIT_LIBERROR)))
+		status |= SUFS_EXIT_OPERROR;
+	if (u.json) {
+		print_json(&u, &r, status);
+	} else if (rc) {
+		errmsg("%s: %s%s%s%s", u.image, sufs_strerror(rc), r.error_where ? " (" : "",
+		       r.error_where ? r.error_where : "", r.error_where ? ")" : "");
+	} else {
+		print_summary(&u, &r);
+	}
+	for (size_t i = 0; i < u.nprobs; i++)
+		free(u.probs[i].message);
+	free(u.probs);
+	return status;
+}

@@ -1,0 +1,2167 @@
+/*
+ * check.c - the checker: find every inconsistency, and repair it.
+ *
+ * The passes are those of e2fsck and fsck_ffs:
+ *   0  superblock (a damaged primary falls back to a backup) and group
+ *      descriptors;
+ *   1  every inode: its mode, size and block map; the blocks each claims go
+ *      into a bitmap (found blocks).  1b: blocks claimed twice are cloned;
+ *   2  every directory block: its structure, checksum, '.', '..' and every
+ *      entry; names are counted per inode;
+ *   3  connectivity: every directory reaches the root; the others go to
+ *      /lost+found; '..' is made right;
+ *   4  reference counts: link counts against the names counted; inodes no
+ *      name reaches are cleared or connected to /lost+found;
+ *   5  the bitmaps against what passes 1-4 found, then the summaries.
+ *
+ * What the checker keeps is small and flat: a bit per block (found, and
+ * claimed twice), a byte per inode (its file type, 0 when free), a 16-bit
+ * name count per inode, and a sorted array of the directories.  Metadata
+ * is read through the library's cache.  Nothing read from the image is
+ * trusted before it is range-checked: a hostile image gives problems,
+ * never a read out of bounds.
+ *
+ * Repairs open the file system in async mode (a checker's writes need no
+ * ordering) and use the library's own functions where there are some
+ * (mkdir for /lost+found, dir_add to connect, bitmap_set, inode_store,
+ * free_block).  The library allocates from the on-disk bitmaps, so before
+ * its first allocation those are made to agree with what was found
+ * (prepare_alloc).  The checker's own allocations (clones, filled holes)
+ * come from the found-blocks bitmap.
+ *
+ * Every problem goes through fix_problem(), which reads the row of the
+ * problem table (check_problems.c) and decides.  A repair leaves a file
+ * system that a second full check finds clean.
+ */
+#include "config.h"
+#include "sufs_int.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+/* A directory, as passes 2 and 3 know it. */
+struct dirinfo {
+	uint32_t ino;
+	uint32_t dotdot;        /* what its '..' names (0: none) */
+	uint32_t parent;        /* the directory whose entry names it (0: none) */
+	uint32_t mark;          /* pass 3: 1 reaches the root, else a walk's stamp */
+	uint32_t entries;       /* live entries other than '.' and '..' */
+	uint8_t cleared;
+};
+
+/* What a problem is about: the placeholders of its message. */
+struct pctx {
+	uint32_t ino, ino2, dir;
+	uint64_t blk, blk2, num, num2;
+	const char *str;
+};
+
+enum stop { GOING, HALTED, CANCELLED };
+
+/* What a leak-only trial run reports is held back: it is told only if the
+ * trial is the last run (something worse than a leak was found). */
+struct held {
+	unsigned pass;          /* a pass began (problem.def NULL) */
+	const char *pass_name;
+	struct sufs_problem problem;
+};
+
+struct chk {
+	struct sufs_fs *fs;
+	const struct sufs_check_opts *o;
+	struct sufs_check_result *r;
+	unsigned flags;
+	int dry;                /* leak-only trial run: decide nothing, count */
+	int writable;
+	int touched;            /* the image has been marked unclean for repair */
+	enum stop stop;
+	uint64_t nblocks;
+	uint32_t ninodes;
+	uint8_t *found;         /* blocks in use: metadata and claimed */
+	uint8_t *dup;           /* blocks claimed twice (NULL if none) */
+	uint8_t *seen;          /* pass 1b: blocks whose first claimant is known */
+	uint8_t *ftype;         /* per inode: SUFS_FT_*, 0 when free */
+	uint16_t *links;        /* per inode: names counted */
+	struct dirinfo *dirs;
+	size_t ndirs, capdirs;
+	uint64_t ndups;
+	uint64_t *claimed;      /* pass 1: blocks the current inode claimed first */
+	size_t nclaimed, capclaimed;
+	uint8_t *scratch;       /* a block */
+	uint32_t lost_found;
+	int alloc_ready;        /* on-disk bitmaps agree with the found ones */
+	int alloc_unsafe;       /* they could not be made to */
+	int dotdot_counted;
+	unsigned polls;
+	struct held *held;
+	size_t nheld, capheld;
+};
+
+/* ---- small bitmaps ------------------------------------------------------- */
+
+static int bit_test(const uint8_t *m, uint64_t n)
+{
+	return (m[n >> 3] >> (n & 7)) & 1;
+}
+static void bit_set(uint8_t *m, uint64_t n)
+{
+	m[n >> 3] |= (uint8_t)(1u << (n & 7));
+}
+static void bit_clear(uint8_t *m, uint64_t n)
+{
+	m[n >> 3] &= (uint8_t)~(1u << (n & 7));
+}
+
+/* ---- problems ------------------------------------------------------------ */
+
+static void put_num(char **p, char *end, const char *fmt, uint64_t v)
+{
+	int n = snprintf(*p, (size_t)(end - *p), fmt, (unsigned long long)v);
+	if (n > 0)
+		*p += n < end - *p ? n : end - *p - 1;
+}
+
+/* Fill a template in (check_problems.c lists the placeholders). */
+static void expand(char *out, size_t size, const char *t, const struct pctx *x)
+{
+	char *p = out, *end = out + size - 1;
+	const char *s;
+
+	for (; *t && p < end; t++) {
+		if (*t != '%' || !t[1]) {
+			*p++ = *t;
+			continue;
+		}
+		switch (*++t) {
+		case 'i': put_num(&p, end, "%llu", x->ino); break;
+		case 'j': put_num(&p, end, "%llu", x->ino2); break;
+		case 'd': put_num(&p, end, "%llu", x->dir); break;
+		case 'b': put_num(&p, end, "%llu", x->blk); break;
+		case 'n': put_num(&p, end, "%llu", x->num); break;
+		case 'm': put_num(&p, end, "%llu", x->num2); break;
+		case 'o': put_num(&p, end, "%llo", x->num); break;
+		case 'B':
+		case 'I': {
+			uint64_t a = *t == 'B' ? x->blk : x->ino;
+			uint64_t b = *t == 'B' ? x->blk2 : x->ino2;
+			if (b > a && p > out && p[-1] == ' ' && p < end) {
+				/* the template's noun is singular: "block 7", "blocks 7-9" */
+				p[-1] = 's';
+				*p++ = ' ';
+			}
+			put_num(&p, end, "%llu", a);
+			if (b > a)
+				put_num(&p, end, "-%llu", b);
+			break;
+		}
+		case 's':
+			for (s = x->str ? x->str : ""; *s && p < end; s++)
+				*p++ = *s;
+			break;
+		default:
+			*p++ = *t;
+		}
+	}
+	*p = 0;
+}
+
+static void hold(struct chk *c, unsigned pass, const char *name, const struct sufs_problem *p)
+{
+	struct held *h;
+
+	if (c->nheld == c->capheld) {
+		size_t cap = c->capheld ? 2 * c->capheld : 64;
+		h = realloc(c->held, cap * sizeof(*h));
+		if (!h)
+			return; /* a report lost: the repair does not depend on it */
+		c->held = h;
+		c->capheld = cap;
+	}
+	h = &c->held[c->nheld++];
+	h->pass = pass;
+	h->pass_name = name;
+	if (p)
+		h->problem = *p;
+	else
+		h->problem.def = NULL;
+}
+
+/* Tell what a trial run held back. */
+static void tell_held(struct chk *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nheld; i++) {
+		struct held *h = &c->held[i];
+		if (!h->problem.def && c->o->pass)
+			c->o->pass(c->o->arg, h->pass, h->pass_name);
+		else if (h->problem.def && c->o->report)
+			c->o->report(c->o->arg, &h->problem, 0);
+	}
+}
+
+/* Mark the image as being repaired before the first repair reaches it. */
+static int touch(struct chk *c)
+{
+	int err;
+
+	if (c->touched)
+		return 0;
+	c->touched = 1;
+	c->r->modified = 1;
+	c->fs->sb.state &= ~SUFS_STATE_CLEAN;
+	err = fs_write_super(c->fs, 0);
+	if (!err)
+		err = sufs_dev_barrier(c->fs->dev);
+	return err;
+}
+
+/*
+ * The one place that decides whether a problem is fixed.  Returns 1 to
+ * fix it, 0 not to.  -n and a leak-only trial answer no; leak-only
+ * refuses whatever is not a leak; preen fixes PREEN_OK problems and
+ * halts at any other; -y says yes; otherwise the caller is asked.
+ */
+static int fix_problem(struct chk *c, unsigned code, const struct pctx *x)
+{
+	const struct sufs_problem_def *d = sufs_problem_def(code);
+	struct sufs_check_result *r = c->r;
+	struct sufs_problem p;
+	int fix;
+
+	if (!d || c->stop != GOING)
+		return 0;
+	p.def = d;
+	p.ino = x->ino;
+	p.blk = x->blk;
+	expand(p.message, sizeof(p.message), d->message, x);
+	r->problems++;
+	if (d->flags & SUFS_PR_LEAK)
+		r->leaks++;
+	else
+		r->nonleaks++;
+	if (c->dry || !c->writable || (c->flags & SUFS_CHECK_NO)) {
+		fix = 0;
+	} else if ((c->flags & SUFS_CHECK_LEAKS_ONLY) && !(d->flags & SUFS_PR_LEAK)) {
+		fix = 0;
+	} else if (c->flags & SUFS_CHECK_PREEN) {
+		fix = (d->flags & SUFS_PR_PREEN_OK) != 0;
+	} else if (c->flags & SUFS_CHECK_YES) {
+		fix = 1;
+	} else {
+		fix = c->o->ask ? c->o->ask(c->o->arg, &p) != 0 : 0;
+	}
+	if (fix && touch(c))
+		fix = 0;
+	if (fix)
+		r->fixed++;
+	else
+		r->status |= SUFS_EXIT_UNCORRECTED;
+	if (c->dry)
+		hold(c, 0, NULL, &p);
+	else if (c->o->report)
+		c->o->report(c->o->arg, &p, fix);
+	if (!fix && (c->flags & SUFS_CHECK_PREEN) && !c->dry && c->writable) {
+		r->halted = 1;
+		c->stop = HALTED;
+	}
+	return fix;
+}
+
+/* A repair said yes to could not be made: count it as not fixed. */
+static void fix_failed(struct chk *c)
+{
+	if (c->r->fixed)
+		c->r->fixed--;
+	c->r->status |= SUFS_EXIT_UNCORRECTED;
+}
+
+static int poll_stop(struct chk *c)
+{
+	if (c->stop == GOING && c->o->cancelled && (++c->polls & 63) == 0 &&
+	    c->o->cancelled(c->o->arg))
+		c->stop = CANCELLED;
+	return c->stop != GOING;
+}
+
+static void progress(struct chk *c, unsigned pass, uint64_t done, uint64_t total)
+{
+	if (c->o->progress && ((done & 255) == 0 || done == total))
+		c->o->progress(c->o->arg, pass, done, total);
+}
+
+/* ---- what was found ------------------------------------------------------ */
+
+static struct dirinfo *dir_find_info(struct chk *c, uint32_t ino)
+{
+	size_t lo = 0, hi = c->ndirs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (c->dirs[mid].ino == ino)
+			return &c->dirs[mid];
+		if (c->dirs[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Add a directory, keeping the array sorted (pass 1 adds in order); a
+ * cleared directory's number given out again starts afresh. */
+static int dir_add_info(struct chk *c, uint32_t ino)
+{
+	struct dirinfo *d = dir_find_info(c, ino);
+	size_t i;
+
+	if (d) {
+		memset(d, 0, sizeof(*d));
+		d->ino = ino;
+		return 0;
+	}
+	if (c->ndirs == c->capdirs) {
+		size_t cap = c->capdirs ? 2 * c->capdirs : 64;
+		struct dirinfo *p = realloc(c->dirs, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		c->dirs = p;
+		c->capdirs = cap;
+	}
+	for (i = c->ndirs; i > 0 && c->dirs[i - 1].ino > ino; i--)
+		c->dirs[i] = c->dirs[i - 1];
+	memset(&c->dirs[i], 0, sizeof(c->dirs[i]));
+	c->dirs[i].ino = ino;
+	c->ndirs++;
+	return 0;
+}
+
+static void count_link(struct chk *c, uint32_t ino)
+{
+	if (ino >= 1 && ino <= c->ninodes && c->links[ino] < UINT16_MAX)
+		c->links[ino]++;
+}
+
+static void uncount_link(struct chk *c, uint32_t ino)
+{
+	if (ino >= 1 && ino <= c->ninodes && c->links[ino] && c->links[ino] < UINT16_MAX)
+		c->links[ino]--;
+}
+
+static int claim_fn(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t pblk, int level,
+		    int bad, void *arg)
+{
+	struct chk *c = arg;
+	(void)fs; (void)ino; (void)lblk; (void)level;
+	if (!bad)
+		bit_set(c->found, pblk);
+	return 0;
+}
+
+/* Note the blocks of an inode the library just grew (mkdir, dir_add). */
+static int claim_inode(struct chk *c, uint32_t ino)
+{
+	struct sufs_inode in;
+	int err = inode_load(c->fs, ino, &in);
+
+	return err ? err : inode_walk(c->fs, ino, &in, claim_fn, c);
+}
+
+/*
+ * A block for the checker's own use (a clone, a filled hole), from the
+ * found blocks: never one that something claims, whatever the on-disk
+ * bitmap says.  The on-disk bit follows.
+ */
+static int chk_alloc_block(struct chk *c, uint64_t goal, uint64_t *out)
+{
+	uint64_t i, b;
+	int err;
+
+	if (goal >= c->nblocks)
+		goal = 0;
+	for (i = 0; i < c->nblocks; i++) {
+		b = (goal + i) % c->nblocks;
+		if (bit_test(c->found, b) || !block_in_range(c->fs, b))
+			continue;
+		bit_set(c->found, b);
+		err = bitmap_set(c->fs, SUFS_BITMAP_BLOCK, b, 1, NULL);
+		if (err < 0)
+			return err;
+		*out = b;
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+/* Give back a block the found bitmap had for one claimant. */
+static int chk_free_block(struct chk *c, uint64_t b)
+{
+	if (!block_in_range(c->fs, b) || !bit_test(c->found, b))
+		return 0;
+	if (c->dup && bit_test(c->dup, b))
+		return 0; /* another inode claims it too */
+	bit_clear(c->found, b);
+	return free_block(c->fs, b);
+}
+
+static int free_fn(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t pblk, int level,
+		   int bad, void *arg)
+{
+	(void)fs; (void)ino; (void)lblk; (void)level;
+	return bad ? 0 : chk_free_block(arg, pblk);
+}
+
+/* Clear an inode whose blocks were claimed: blocks, inode and number go. */
+static int clear_inode(struct chk *c, uint32_t ino, const struct sufs_inode *in)
+{
+	struct sufs_inode zero;
+	struct dirinfo *d;
+	int was_dir = S_ISDIR(in->mode), err;
+
+	err = inode_walk(c->fs, ino, in, free_fn, c);
+	memset(&zero, 0, sizeof(zero));
+	if (!err)
+		err = inode_store(c->fs, ino, &zero, UPD_FREEFILE, NULL, NULL);
+	if (!err)
+		err = free_inode(c->fs, ino, was_dir);
+	if (was_dir) {
+		dirhash_drop(c->fs, ino);
+		d = dir_find_info(c, ino);
+		if (d)
+			d->cleared = 1;
+	}
+	c->ftype[ino] = 0;
+	c->links[ino] = 0; /* the number may be handed out again */
+	return err;
+}
+
+/* ---- pass 0: the superblock ---------------------------------------------- */
+
+/* Read and judge the superblock at off: 0 and *sb when it is good. */
+static int read_super(struct sufs_dev *dev, uint64_t off, struct sufs_super *sb,
+		      const char **why)
+{
+	uint8_t raw[SUFS_SB_SIZE];
+	int err;
+
+	*why = "unreadable";
+	if (!dev->is_blockdev && off + SUFS_SB_SIZE > dev->size) {
+		*why = "the image is too small to hold it";
+		return -SUFS_EMAGIC;
+	}
+	err = sufs_dev_read(dev, off, raw, sizeof(raw));
+	if (err)
+		return err;
+	sufs_super_decode(raw, sb);
+	if (sb->magic != SUFS_MAGIC) {
+		*why = "bad magic number";
+		return -SUFS_EMAGIC;
+	}
+	if (sb->checksum != sufs_super_csum(raw)) {
+		*why = "bad checksum";
+		return -SUFS_ECHECKSUM;
+	}
+	return sufs_super_check(sb, dev->is_blockdev && !dev->size ? 0 : dev->size, why);
+}
+
+/* A backup is good if it is where its own geometry says it is. */
+static int try_backup(struct sufs_dev *dev, uint64_t off, struct sufs_super *sb)
+{
+	const char *why;
+
+	if (read_super(dev, off, sb, &why))
+		return 0;
+	return sb->sb_group && sufs_group_has_backup(sb->sb_group) &&
+	       (uint64_t)sb->sb_group * sb->blocks_per_group * sb->block_size == off;
+}
+
+/* Look for the backup in group 1 of a geometry of block size bs: every
+ * group size from the default down. */
+static int find_backup(struct sufs_dev *dev, uint32_t bs, uint32_t first_bpg, uint64_t *off,
+		       struct sufs_super *sb)
+{
+	uint32_t bpg;
+	uint64_t cand;
+
+	if (first_bpg >= 64 && first_bpg <= 8 * bs && first_bpg % 8 == 0) {
+		*off = (uint64_t)first_bpg * bs;
+		if (try_backup(dev, *off, sb))
+			return 1;
+	}
+	for (bpg = 8 * bs; bpg >= 64; bpg -= 8) {
+		cand = (uint64_t)bpg * bs;
+		if (!dev->is_blockdev && cand + SUFS_SB_SIZE > dev->size)
+			continue;
+		*off = cand;
+		if (try_backup(dev, cand, sb))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Choose the superblock: the one asked for, else the primary, else the
+ * first good backup: where the primary's geometry puts it, else in group 1
+ * of any geometry (the primary's block size first).  Returns 0 for the
+ * primary, 1 for another, 2 for a primary whose checksum alone is bad and
+ * that has no good backup, or an error.
+ */
+static int choose_super(struct chk *c, struct sufs_dev *dev, uint64_t *off,
+			struct sufs_super *sb, const char **why)
+{
+	struct sufs_super p;
+	uint64_t cand;
+	uint32_t bs, pbs = 0;
+	unsigned n;
+	int err;
+
+	if (c->o->sb_offset && c->o->sb_offset != SUFS_SB_OFFSET) {
+		*off = c->o->sb_offset;
+		err = read_super(dev, *off, sb, why);
+		if (err)
+			return err;
+		if (read_super(dev, SUFS_SB_OFFSET, &p, why) == 0)
+			*why = "another superblock was chosen";
+		return 1;
+	}
+	*off = SUFS_SB_OFFSET;
+	err = read_super(dev, SUFS_SB_OFFSET, &p, why);
+	if (!err) {
+		*sb = p;
+		return 0;
+	}
+	if (err == -SUFS_ETRUNCATED || (err != -SUFS_EMAGIC && err != -SUFS_ECHECKSUM &&
+					err != -SUFS_ECORRUPT && err != -SUFS_EVERSION &&
+					err != -SUFS_EFEATURE))
+		return err;
+	if (p.magic == SUFS_MAGIC && p.block_size >= SUFS_MIN_BLOCK_SIZE &&
+	    p.block_size <= SUFS_MAX_BLOCK_SIZE && !(p.block_size & (p.block_size - 1))) {
+		pbs = p.block_size;
+		if (p.blocks_per_group && p.groups_count && p.groups_count < (1u << 20)) {
+			for (n = 0; n < 4 && sufs_backup_offset(&p, n, &cand) == 0; n++) {
+				if (try_backup(dev, cand, sb)) {
+					*off = cand;
+					return 1;
+				}
+			}
+		}
+		if (find_backup(dev, pbs, p.blocks_per_group, off, sb))
+			return 1;
+	}
+	for (bs = SUFS_MIN_BLOCK_SIZE; bs <= SUFS_MAX_BLOCK_SIZE; bs *= 2)
+		if (bs != pbs && find_backup(dev, bs, 8 * bs, off, sb))
+			return 1;
+	*off = SUFS_SB_OFFSET;
+	/* no backup (a file system of one group has none): a primary whose
+	 * only fault is its checksum is still the best there is */
+	if (err == -SUFS_ECHECKSUM &&
+	    sufs_super_check(&p, dev->is_blockdev && !dev->size ? 0 : dev->size, NULL) == 0) {
+		*sb = p;
+		return 2;
+	}
+	return err;
+}
+
+/* ---- pass 1: inodes and block maps --------------------------------------- */
+
+struct walkst {
+	uint32_t ino;
+	uint64_t limit;         /* logical blocks the size covers */
+	uint64_t count;         /* blocks mapped, indirect ones included */
+	uint64_t visits;
+	int too_many;
+	int changed;            /* a pointer in the inode itself changed */
+	uint64_t size;
+};
+
+static int claim(struct chk *c, uint64_t b)
+{
+	if (bit_test(c->found, b)) {
+		if (!c->dup) {
+			c->dup = calloc((c->nblocks + 7) / 8, 1);
+			if (!c->dup)
+				return -ENOMEM;
+		}
+		if (!bit_test(c->dup, b))
+			c->ndups++;
+		bit_set(c->dup, b);
+		return 0;
+	}
+	bit_set(c->found, b);
+	if (c->nclaimed == c->capclaimed) {
+		size_t cap = c->capclaimed ? 2 * c->capclaimed : 256;
+		uint64_t *p = realloc(c->claimed, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		c->claimed = p;
+		c->capclaimed = cap;
+	}
+	c->claimed[c->nclaimed++] = b;
+	return 0;
+}
+
+static uint64_t span_of(struct chk *c, int level)
+{
+	uint64_t s = 1;
+	while (level-- > 0)
+		s *= c->fs->ptrs;
+	return s;
+}
+
+/*
+ * Check the tree under *ptr (level 0: a data block) mapping logical
+ * blocks from lblk on.  Returns 1 when the pointer is to be cleared, 0 to
+ * keep it, or an error.
+ */
+static int walk_ptr(struct chk *c, struct walkst *w, uint64_t p, int level, uint64_t lblk)
+{
+	struct sufs_fs *fs = c->fs;
+	struct pctx x = { .ino = w->ino, .blk = p, .num = lblk, .num2 = w->size };
+	uint64_t span, child;
+	struct buf *b;
+	uint32_t i;
+	int rc;
+
+	if (w->too_many || c->stop != GOING)
+		return 0;
+	if (++w->visits > c->nblocks) {
+		w->too_many = 1;
+		return 0;
+	}
+	if (!block_in_range(fs, p))
+		return fix_problem(c, SUFS_PR_BAD_BLOCK, &x);
+	if (lblk >= w->limit)
+		return fix_problem(c, SUFS_PR_BLOCK_PAST_SIZE, &x);
+	rc = claim(c, p);
+	if (rc)
+		return rc;
+	w->count++;
+	if (level == 0)
+		return 0;
+	span = span_of(c, level - 1);
+	rc = buf_get(fs, p, BUF_IND, &b);
+	if (rc)
+		return rc;
+	for (i = 0; i < fs->ptrs && !rc; i++) {
+		child = get64(b->data + 8 * i);
+		if (!child)
+			continue;
+		rc = walk_ptr(c, w, child, level - 1, lblk + i * span);
+		if (rc == 1) {
+			buf_update(fs, b, 8 * i, 8, UPD_ALLOCINDIR, NULL);
+			put64(b->data + 8 * i, 0);
+			rc = 0;
+		}
+	}
+	buf_put(fs, b);
+	return rc;
+}
+
+static int walk_inode(struct chk *c, struct walkst *w, struct sufs_inode *in)
+{
+	uint64_t p = c->fs->ptrs, first[3] = { SUFS_NDIR, SUFS_NDIR + p, SUFS_NDIR + p + p * p };
+	uint32_t i;
+	int rc = 0;
+
+	for (i = 0; i < SUFS_NBLOCKS && rc >= 0; i++) {
+		if (!in->block[i])
+			continue;
+		if (i < SUFS_NDIR)
+			rc = walk_ptr(c, w, in->block[i], 0, i);
+		else
+			rc = walk_ptr(c, w, in->block[i], (int)(i - SUFS_IND + 1), first[i - SUFS_IND]);
+		if (rc == 1) {
+			in->block[i] = 0;
+			w->changed = 1;
+			rc = 0;
+		}
+	}
+	return rc;
+}
+
+/* Zero an inode that claimed nothing, and free its number. */
+static int drop_inode(struct chk *c, uint32_t ino)
+{
+	struct sufs_inode zero;
+	int err;
+
+	memset(&zero, 0, sizeof(zero));
+	err = inode_store(c->fs, ino, &zero, UPD_FREEFILE, NULL, NULL);
+	if (!err)
+		err = free_inode(c->fs, ino, 0);
+	return err;
+}
+
+static int valid_type(uint16_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: case S_IFDIR: case S_IFLNK: case S_IFCHR:
+	case S_IFBLK: case S_IFIFO: case S_IFSOCK:
+		return 1;
+	}
+	return 0;
+}
+
+/* What is wrong with a symbolic link, or NULL. */
+static const char *symlink_problem(struct chk *c, const struct sufs_inode *in)
+{
+	uint8_t raw[SUFS_FAST_SYMLINK_MAX];
+	uint32_t i;
+
+	if (in->size == 0)
+		return "empty target";
+	if (in->size >= c->fs->bsize || in->size >= 4096)
+		return "target too long";
+	if (in->size > SUFS_FAST_SYMLINK_MAX) {
+		if (!in->block[0])
+			return "no block";
+		for (i = 1; i < SUFS_NBLOCKS; i++)
+			if (in->block[i])
+				return "more than one block";
+		return NULL;
+	}
+	for (i = 0; i < SUFS_NBLOCKS; i++)
+		put64(raw + 8 * i, in->block[i]);
+	for (i = 0; i < in->size; i++)
+		if (!raw[i])
+			return "NUL in the target";
+	for (; i < SUFS_FAST_SYMLINK_MAX; i++)
+		if (raw[i])
+			return "bytes after the target";
+	if (in->blocks)
+		return "fast symlink with blocks";
+	return NULL;
+}
+
+static int check_inode(struct chk *c, uint32_t ino, const uint8_t *raw)
+{
+	struct sufs_fs *fs = c->fs;
+	struct sufs_inode in;
+	struct pctx x = { .ino = ino };
+	struct walkst w = { .ino = ino };
+	const char *why;
+	int changed = 0, rc;
+	size_t i;
+
+	if (sufs_inode_is_zero(raw))
+		return 0;
+	sufs_inode_decode(raw, &in);
+	x.num = in.mode;
+	if (ino < SUFS_ROOT_INO)
+		return fix_problem(c, SUFS_PR_RESERVED_INODE, &x) ? drop_inode(c, ino) : 0;
+	if (in.mode == 0)
+		return fix_problem(c, SUFS_PR_INODE_ZERO_MODE, &x) ? drop_inode(c, ino) : 0;
+	if (!valid_type(in.mode))
+		return fix_problem(c, SUFS_PR_INODE_BAD_MODE, &x) ? drop_inode(c, ino) : 0;
+	if (ino == SUFS_ROOT_INO && !S_ISDIR(in.mode))
+		return fix_problem(c, SUFS_PR_ROOT_NOT_DIR, &x) ? drop_inode(c, ino) : 0;
+	if (in.checksum != sufs_inode_csum(raw, ino) && fix_problem(c, SUFS_PR_INODE_CSUM, &x))
+		changed = 1;
+	switch (in.mode & S_IFMT) {
+	case S_IFLNK:
+		why = symlink_problem(c, &in);
+		if (why) {
+			x.str = why;
+			return fix_problem(c, SUFS_PR_BAD_SYMLINK, &x) ? drop_inode(c, ino) : 0;
+		}
+		break;
+	case S_IFCHR: case S_IFBLK: case S_IFIFO: case S_IFSOCK:
+		for (i = 0; i < SUFS_NBLOCKS && !in.block[i]; i++)
+			;
+		if ((in.size || in.blocks || i < SUFS_NBLOCKS) &&
+		    fix_problem(c, SUFS_PR_SPECIAL_DATA, &x)) {
+			in.size = 0;
+			in.blocks = 0;
+			memset(in.block, 0, sizeof(in.block));
+			changed = 1;
+		}
+		break;
+	case S_IFDIR:
+		if (in.size == 0)
+			return fix_problem(c, SUFS_PR_DIR_NO_BLOCKS, &x) ? drop_inode(c, ino) : 0;
+		x.num = in.size;
+		if (in.size / fs->bsize >= c->nblocks)
+			return fix_problem(c, SUFS_PR_TOO_MANY_BLOCKS, &x) ? drop_inode(c, ino) : 0;
+		if (in.size % fs->bsize && fix_problem(c, SUFS_PR_DIR_SIZE, &x)) {
+			in.size += fs->bsize - in.size % fs->bsize;
+			changed = 1;
+		}
+		break;
+	}
+	if (inode_has_blocks(&in)) {
+		w.size = in.size;
+		w.limit = in.size / fs->bsize + (in.size % fs->bsize != 0);
+		c->nclaimed = 0;
+		rc = walk_inode(c, &w, &in);
+		if (rc < 0)
+			return rc;
+		if (w.too_many) {
+			/* give back what it claimed first, then clear it */
+			for (i = 0; i < c->nclaimed; i++)
+				bit_clear(c->found, c->claimed[i]);
+			return fix_problem(c, SUFS_PR_TOO_MANY_BLOCKS, &x) ? drop_inode(c, ino) : 0;
+		}
+		changed |= w.changed;
+		if (S_ISLNK(in.mode) && !in.block[0]) {
+			/* its one block was a bad pointer, now cleared */
+			x.str = "no block";
+			if (fix_problem(c, SUFS_PR_BAD_SYMLINK, &x))
+				return drop_inode(c, ino);
+		}
+		x.num = in.blocks;
+		x.num2 = w.count;
+		if (in.blocks != w.count && fix_problem(c, SUFS_PR_BLOCKS_COUNT, &x)) {
+			in.blocks = w.count;
+			changed = 1;
+		}
+	}
+	c->ftype[ino] = (uint8_t)sufs_ftype_of_mode(in.mode);
+	if (S_ISDIR(in.mode) && (rc = dir_add_info(c, ino)) != 0)
+		return rc;
+	if (changed)
+		return inode_store(fs, ino, &in, UPD_INODEDEP, NULL, NULL);
+	return 0;
+}
+
+static int pass1(struct chk *c)
+{
+	struct sufs_fs *fs = c->fs;
+	struct sufs_group_layout l;
+	uint32_t g, k, i, ino;
+	uint64_t blk;
+	struct buf *b;
+	int rc = 0;
+
+	/* every group's metadata is in use */
+	for (g = 0; g < fs->sb.groups_count; g++) {
+		sufs_group_layout(&fs->sb, g, &l);
+		for (blk = l.start; blk < l.first_data; blk++)
+			bit_set(c->found, blk);
+	}
+	for (g = 0; g < fs->sb.groups_count && !rc; g++) {
+		sufs_group_layout(&fs->sb, g, &l);
+		for (k = 0; k < l.inode_table_blocks && !rc; k++) {
+			rc = buf_get(fs, l.inode_table + k, BUF_ITABLE, &b);
+			if (rc)
+				return rc;
+			memcpy(c->scratch, b->data, fs->bsize);
+			buf_put(fs, b);
+			if (memcmp(c->scratch, fs->zero, fs->bsize) == 0) {
+				progress(c, 1, (uint64_t)g * fs->sb.inodes_per_group +
+					 (k + 1) * fs->inodes_per_block, c->ninodes);
+				continue; /* a block of never-used inodes */
+			}
+			for (i = 0; i < fs->inodes_per_block && !rc; i++) {
+				ino = g * fs->sb.inodes_per_group + k * fs->inodes_per_block + i + 1;
+				if (poll_stop(c))
+					return 0;
+				rc = check_inode(c, ino, c->scratch + i * SUFS_INODE_SIZE);
+				progress(c, 1, ino, c->ninodes);
+			}
+		}
+	}
+	return rc;
+}
+
+/* ---- pass 1b: blocks claimed twice --------------------------------------- */
+
+/* Copy block p to a new block; the copy keeps the role of the original. */
+static int clone_block(struct chk *c, uint64_t p, int level, int is_dir, uint64_t *out)
+{
+	struct buf *b;
+	int err = chk_alloc_block(c, p, out);
+
+	if (err)
+		return err;
+	err = sufs_block_read(c->fs, p, c->scratch);
+	if (!err)
+		err = buf_get_new(c->fs, *out, level ? BUF_IND : is_dir ? BUF_DIR : BUF_DATA, &b);
+	if (err)
+		return err;
+	buf_update(c->fs, b, 0, c->fs->bsize, UPD_DATA, NULL);
+	memcpy(b->data, c->scratch, c->fs->bsize);
+	buf_put(c->fs, b);
+	return 0;
+}
+
+/*
+ * The first claimant of a block (in inode order) keeps it; every later
+ * one is offered a copy.  Returns the pointer to keep in *p.
+ */
+static int dup_walk(struct chk *c, uint32_t ino, int is_dir, uint64_t *p, int level,
+		    uint64_t lblk, int *changed)
+{
+	struct sufs_fs *fs = c->fs;
+	struct pctx x = { .ino = ino, .blk = *p, .num = lblk };
+	uint64_t span, child, nb;
+	struct buf *b;
+	uint32_t i;
+	int rc, ch;
+
+	if (!block_in_range(fs, *p) || c->stop != GOING)
+		return 0;
+	if (bit_test(c->dup, *p)) {
+		if (!bit_test(c->seen, *p)) {
+			bit_set(c->seen, *p);
+		} else if (fix_problem(c, SUFS_PR_DUP_BLOCK, &x)) {
+			rc = clone_block(c, *p, level, is_dir, &nb);
+			if (rc == -ENOSPC) {
+				fix_failed(c);
+				return 0;
+			}
+			if (rc)
+				return rc;
+			*p = nb;
+			*changed = 1;
+		} else {
+			return 0; /* shared still: its children are the other's */
+		}
+	}
+	if (level == 0)
+		return 0;
+	span = span_of(c, level - 1);
+	rc = buf_get(fs, *p, BUF_IND, &b);
+	if (rc)
+		return rc;
+	for (i = 0; i < fs->ptrs && !rc; i++) {
+		child = get64(b->data + 8 * i);
+		if (!child)
+			continue;
+		ch = 0;
+		rc = dup_walk(c, ino, is_dir, &child, level - 1, lblk + i * span, &ch);
+		if (ch) {
+			buf_update(fs, b, 8 * i, 8, UPD_ALLOCINDIR, NULL);
+			put64(b->data + 8 * i, child);
+		}
+	}
+	buf_put(fs, b);
+	return rc;
+}
+
+static int pass1b(struct chk *c)
+{
+	struct sufs_fs *fs = c->fs;
+	uint64_t p = fs->ptrs, first[3] = { SUFS_NDIR, SUFS_NDIR + p, SUFS_NDIR + p + p * p };
+	struct sufs_inode in;
+	uint32_t ino, i;
+	int rc = 0, changed;
+
+	if (!c->ndups)
+		return 0;
+	c->seen = calloc((c->nblocks + 7) / 8, 1);
+	if (!c->seen)
+		return -ENOMEM;
+	for (ino = SUFS_ROOT_INO; ino <= c->ninodes && !rc; ino++) {
+		if (!c->ftype[ino] || poll_stop(c))
+			continue;
+		rc = inode_load(fs, ino, &in);
+		if (rc || !inode_has_blocks(&in))
+			continue;
+		changed = 0;
+		for (i = 0; i < SUFS_NBLOCKS && !rc; i++) {
+			if (!in.block[i])
+				continue;
+			rc = dup_walk(c, ino, S_ISDIR(in.mode), &in.block[i],
+				      i < SUFS_NDIR ? 0 : (int)(i - SUFS_IND + 1),
+				      i < SUFS_NDIR ? i : first[i - SUFS_IND], &changed);
+		}
+		if (!rc && changed)
+			rc = inode_store(fs, ino, &in, UPD_INODEDEP, NULL, NULL);
+	}
+	return rc;
+}
+
+/* ---- the library's allocator --------------------------------------------- */
+
+static int pass5(struct chk *c);
+
+/*
+ * The library allocates from the on-disk bitmaps: before it first does,
+ * make them agree with what was found (pass 5, early), so that it never
+ * hands out a block or inode that is in use.
+ */
+static int prepare_alloc(struct chk *c)
+{
+	int rc;
+
+	if (c->alloc_ready)
+		return c->alloc_unsafe ? -EAGAIN : 0;
+	c->alloc_ready = 1;
+	rc = pass5(c);
+	if (!rc && c->alloc_unsafe)
+		rc = -EAGAIN;
+	return rc;
+}
+
+/* ---- pass 2: directories ------------------------------------------------- */
+
+/* Check that entries tile the block; *bad gets the offset of the first bad
+ * one.  Names are judged later, entry by entry. */
+static const char *dir_structure(const uint8_t *blk, uint32_t bsize, uint32_t *bad)
+{
+	uint32_t off = 0, end = bsize - SUFS_DIR_TAIL_SIZE, reclen, namelen;
+
+	while (off < end) {
+		*bad = off;
+		if (end - off < SUFS_DIRENT_HDR)
+			return "entry header crosses the end";
+		reclen = get16(blk + off + DE_RECLEN);
+		namelen = blk[off + DE_NAMELEN];
+		if (reclen < SUFS_DIRENT_HDR || reclen % 8 || reclen > end - off)
+			return "bad entry length";
+		if (get32(blk + off + DE_INO) && (namelen == 0 || dirent_size(namelen) > reclen))
+			return "bad name length";
+		off += reclen;
+	}
+	return NULL;
+}
+
+/* Keep the well-formed entries before bad, and make a free slot of the
+ * rest of the block. */
+static void dir_salvage(uint8_t *blk, uint32_t bsize, uint32_t bad)
+{
+	uint32_t end = bsize - SUFS_DIR_TAIL_SIZE;
+
+	memset(blk + bad, 0, end - bad);
+	put16(blk + bad + DE_RECLEN, (uint16_t)(end - bad));
+}
+
+static void put_dirent(uint8_t *de, uint32_t ino, uint32_t reclen, const char *name,
+		       unsigned ftype)
+{
+	size_t len = strlen(name);
+
+	put32(de + DE_INO, ino);
+	put16(de + DE_RECLEN, (uint16_t)reclen);
+	de[DE_NAMELEN] = (uint8_t)len;
+	de[DE_FTYPE] = (uint8_t)ftype;
+	memcpy(de + DE_NAME, name, len);
+}
+
+/* An empty directory block: a free slot, or '.' and '..' for block 0. */
+static void dir_fresh(uint8_t *blk, uint32_t bsize, uint32_t self, uint32_t parent, int first)
+{
+	uint32_t end = bsize - SUFS_DIR_TAIL_SIZE;
+
+	memset(blk, 0, bsize);
+	if (!first) {
+		put16(blk + DE_RECLEN, (uint16_t)end);
+		return;
+	}
+	put_dirent(blk, self, 16, ".", SUFS_FT_DIR);
+	put_dirent(blk + 16, parent, end - 16, "..", SUFS_FT_DIR);
+}
+
+static int is_name(const uint8_t *de, const char *name)
+{
+	size_t len = strlen(name);
+	return de[DE_NAMELEN] == len && memcmp(de + DE_NAME, name, len) == 0;
+}
+
+/*
+ * '.' and '..' head block 0.  When they do not, rebuild the head: '.'
+ * (16 bytes) and '..' up to the first entry that starts at byte 32 or
+ * later; whatever else started in those 32 bytes is lost (its inode comes
+ * back through pass 4).  Returns the offset where the other entries start.
+ */
+static uint32_t check_dots(struct chk *c, struct dirinfo *d, uint8_t *blk, int *modified)
+{
+	uint32_t bsize = c->fs->bsize, end = bsize - SUFS_DIR_TAIL_SIZE;
+	uint32_t r0 = get16(blk + DE_RECLEN), off, next, dotdot = 0;
+	struct pctx x = { .ino = d->ino };
+	int dot_ok, dotdot_ok;
+
+	dot_ok = get32(blk + DE_INO) && is_name(blk, ".");
+	dotdot_ok = dot_ok && r0 < end && get32(blk + r0 + DE_INO) && is_name(blk + r0, "..");
+	if (dot_ok && dotdot_ok) {
+		x.ino2 = get32(blk + DE_INO);
+		if (x.ino2 != d->ino && fix_problem(c, SUFS_PR_BAD_DOT, &x)) {
+			put32(blk + DE_INO, d->ino);
+			*modified = 1;
+		}
+		d->dotdot = get32(blk + r0 + DE_INO);
+		return r0 + get16(blk + r0 + DE_RECLEN);
+	}
+	if (!fix_problem(c, dot_ok ? SUFS_PR_NO_DOTDOT : SUFS_PR_NO_DOT, &x)) {
+		d->dotdot = 0;
+		return dot_ok ? r0 : 0;
+	}
+	/* keep a '..' that is merely out of place */
+	for (off = 0; off < end; off += get16(blk + off + DE_RECLEN))
+		if (get32(blk + off + DE_INO) && is_name(blk + off, ".."))
+			dotdot = get32(blk + off + DE_INO);
+	/* a '..' naming no inode would be a free slot, and taken: name the
+	 * root until pass 3 knows the parent */
+	if (!dotdot)
+		dotdot = SUFS_ROOT_INO;
+	for (next = 0; next < 32 && next < end; next += get16(blk + next + DE_RECLEN))
+		;
+	if (next >= end) {
+		dir_fresh(blk, bsize, d->ino, dotdot, 1);
+		next = end;
+	} else {
+		put_dirent(blk, d->ino, 16, ".", SUFS_FT_DIR);
+		memset(blk + 16, 0, 16);
+		put_dirent(blk + 16, dotdot, next - 16, "..", SUFS_FT_DIR);
+	}
+	d->dotdot = dotdot;
+	*modified = 1;
+	return next;
+}
+
+/* One entry other than '.' and '..'.  Returns 1 when it is to be cleared. */
+static int check_entry(struct chk *c, struct dirinfo *d, uint8_t *de, int *modified)
+{
+	uint32_t ino = get32(de + DE_INO), namelen = de[DE_NAMELEN], i;
+	char name[SUFS_NAME_MAX + 1];
+	struct pctx x = { .ino = ino, .dir = d->ino, .str = name };
+	struct dirinfo *t;
+	unsigned want;
+
+	memcpy(name, de + DE_NAME, namelen);
+	name[namelen] = 0;
+	for (i = 0; i < namelen; i++)
+		if (de[DE_NAME + i] == '/' || de[DE_NAME + i] == 0)
+			return fix_problem(c, SUFS_PR_ENTRY_BAD_NAME, &x);
+	if ((namelen == 1 && name[0] == '.') || (namelen == 2 && name[0] == '.' && name[1] == '.'))
+		return fix_problem(c, SUFS_PR_ENTRY_DOT, &x);
+	if (ino < SUFS_ROOT_INO || ino > c->ninodes)
+		return fix_problem(c, SUFS_PR_ENTRY_BAD_INO, &x);
+	if (ino == SUFS_ROOT_INO)
+		return fix_problem(c, SUFS_PR_ENTRY_ROOT, &x);
+	if (!c->ftype[ino])
+		return fix_problem(c, SUFS_PR_ENTRY_FREE_INO, &x);
+	want = c->ftype[ino];
+	if (want == SUFS_FT_DIR) {
+		t = dir_find_info(c, ino);
+		if (t && t->parent)
+			return fix_problem(c, SUFS_PR_ENTRY_DIR_LINK, &x);
+		if (t)
+			t->parent = d->ino;
+	}
+	x.num = de[DE_FTYPE];
+	x.num2 = want;
+	if (de[DE_FTYPE] != want && fix_problem(c, SUFS_PR_ENTRY_FTYPE, &x)) {
+		de[DE_FTYPE] = (uint8_t)want;
+		*modified = 1;
+	}
+	count_link(c, ino);
+	d->entries++;
+	return 0;
+}
+
+static int check_dir_block(struct chk *c, struct dirinfo *d, uint64_t lblk, uint64_t pblk)
+{
+	struct sufs_fs *fs = c->fs;
+	uint32_t bsize = fs->bsize, end = bsize - SUFS_DIR_TAIL_SIZE, off, bad = 0;
+	struct pctx x = { .ino = d->ino, .blk = pblk, .num = lblk };
+	const uint8_t *tail;
+	const char *why;
+	struct buf *b;
+	uint8_t *blk;
+	int modified = 0, csum_ok, rc;
+
+	rc = buf_get(fs, pblk, BUF_DIR, &b);
+	if (rc)
+		return rc;
+	blk = b->data;
+	tail = blk + end;
+	csum_ok = get32(tail) == DIR_TAIL_MAGIC &&
+		  get32(tail + 4) == sufs_dirblock_csum(blk, bsize, pblk);
+	why = dir_structure(blk, bsize, &bad);
+	if (why) {
+		x.str = why;
+		x.num2 = bad;
+		if (!fix_problem(c, SUFS_PR_DIR_BLOCK_CORRUPT, &x)) {
+			if (lblk == 0)
+				d->dotdot = 0;
+			buf_put(fs, b);
+			return 0;
+		}
+		dir_salvage(blk, bsize, bad);
+		modified = 1;
+		csum_ok = 1; /* sealed again when written */
+	}
+	if (!csum_ok && fix_problem(c, SUFS_PR_DIR_CSUM, &x))
+		modified = 1;
+	off = 0;
+	if (lblk == 0) {
+		off = check_dots(c, d, blk, &modified);
+		count_link(c, d->ino); /* its '.' */
+	}
+	while (off < end) {
+		uint8_t *de = blk + off;
+		uint32_t reclen = get16(de + DE_RECLEN);
+		if (reclen < SUFS_DIRENT_HDR || reclen > end - off)
+			break; /* left malformed (answered no) */
+		if (get32(de + DE_INO) && check_entry(c, d, de, &modified) == 1) {
+			put32(de + DE_INO, 0);
+			modified = 1;
+		}
+		off += reclen;
+	}
+	if (modified) {
+		/* the write seals the block (its tail and checksum) anew */
+		b->type = BUF_DIR;
+		b->csum_bad = 0;
+		b->dir_bad = 0;
+		buf_update(fs, b, 0, bsize, UPD_DIRADD, NULL);
+	}
+	buf_put(fs, b);
+	return 0;
+}
+
+/* A hole in a directory: a new empty block in its place. */
+static int fill_hole(struct chk *c, struct dirinfo *d, struct sufs_inode *in, uint64_t lblk,
+		     uint64_t *pblk)
+{
+	struct waits pw = { 0 }, iw = { 0 };
+	struct buf *b;
+	int rc;
+
+	if (lblk >= SUFS_NDIR && (rc = prepare_alloc(c)) != 0)
+		return rc; /* the path may need indirect blocks from the library */
+	rc = chk_alloc_block(c, inode_goal(c->fs, d->ino), pblk);
+	if (rc)
+		return rc;
+	rc = buf_get_new(c->fs, *pblk, BUF_DIR, &b);
+	if (rc)
+		return rc;
+	buf_update(c->fs, b, 0, c->fs->bsize, UPD_MKDIR, NULL);
+	dir_fresh(b->data, c->fs->bsize, d->ino, d->ino, lblk == 0);
+	buf_put(c->fs, b);
+	rc = bmap_set(c->fs, in, lblk, *pblk, *pblk, &pw, &iw);
+	if (!rc)
+		rc = inode_store(c->fs, d->ino, in, UPD_INODEDEP, NULL, NULL);
+	if (!rc)
+		rc = claim_inode(c, d->ino);
+	return rc;
+}
+
+static int pass2(struct chk *c)
+{
+	struct sufs_fs *fs = c->fs;
+	struct sufs_inode in;
+	struct pctx x;
+	uint64_t n, lblk, pblk;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < c->ndirs && !rc && !poll_stop(c); i++) {
+		struct dirinfo *d = &c->dirs[i];
+		rc = inode_load(fs, d->ino, &in);
+		if (rc == -SUFS_ECHECKSUM)
+			rc = 0;
+		if (rc)
+			break;
+		n = in.size / fs->bsize + (in.size % fs->bsize != 0);
+		for (lblk = 0; lblk < n && !rc && c->stop == GOING; lblk++) {
+			if (bmap_get(fs, &in, lblk, &pblk) != 0)
+				continue; /* a bad pointer pass 1 was told to keep */
+			if (!pblk) {
+				x = (struct pctx){ .ino = d->ino, .num = lblk };
+				if (!fix_problem(c, SUFS_PR_DIR_HOLE, &x))
+					continue;
+				rc = fill_hole(c, d, &in, lblk, &pblk);
+				if (rc == -ENOSPC || rc == -EAGAIN) {
+					fix_failed(c);
+					rc = 0;
+					continue;
+				}
+				if (rc)
+					break;
+			}
+			rc = check_dir_block(c, d, lblk, pblk);
+		}
+		progress(c, 2, i + 1, c->ndirs);
+	}
+	dirhash_drop(fs, 0); /* indexes built before the repairs are stale */
+	return rc;
+}
+
+/* ---- pass 3: connectivity ------------------------------------------------ */
+
+/* Point the '..' of directory d at parent. */
+static int set_dotdot(struct chk *c, struct dirinfo *d, uint32_t parent)
+{
+	struct sufs_fs *fs = c->fs;
+	struct sufs_inode in;
+	uint64_t pblk;
+	uint32_t r0;
+	struct buf *b;
+	int rc = inode_load(fs, d->ino, &in);
+
+	if (rc && rc != -SUFS_ECHECKSUM)
+		return rc;
+	rc = bmap_get(fs, &in, 0, &pblk);
+	if (rc || !pblk)
+		return rc ? rc : -SUFS_ECORRUPT;
+	rc = buf_get(fs, pblk, BUF_DIR, &b);
+	if (rc)
+		return rc;
+	r0 = get16(b->data + DE_RECLEN);
+	if (r0 < 16 || r0 + 16 > fs->bsize - SUFS_DIR_TAIL_SIZE || !is_name(b->data + r0, "..")) {
+		buf_put(fs, b);
+		return -SUFS_ECORRUPT;
+	}
+	buf_update(fs, b, r0, 8, UPD_DIRREM, NULL);
+	put32(b->data + r0 + DE_INO, parent);
+	b->data[r0 + DE_FTYPE] = SUFS_FT_DIR;
+	b->type = BUF_DIR;
+	buf_put(fs, b);
+	d->dotdot = parent;
+	return 0;
+}
+
+static int add_links(struct chk *c, uint32_t ino, int delta)
+{
+	struct sufs_inode in;
+	int rc = inode_load(c->fs, ino, &in);
+
+	if (rc && rc != -SUFS_ECHECKSUM)
+		return rc;
+	in.links = (uint32_t)((int64_t)in.links + delta);
+	return inode_store(c->fs, ino, &in, UPD_INODEDEP, NULL, NULL);
+}
+
+/* /lost+found: found, or made with the library's mkdir. */
+static int lost_found(struct chk *c, uint32_t *out)
+{
+	static const char name[] = "lost+found";
+	struct sufs_fs *fs = c->fs;
+	struct sufs_inode root;
+	struct dirinfo *d;
+	uint32_t ino;
+	int rc;
+
+	if (c->lost_found) {
+		*out = c->lost_found;
+		return 0;
+	}
+	rc = prepare_alloc(c);
+	if (rc)
+		return rc;
+	rc = inode_load(fs, SUFS_ROOT_INO, &root);
+	if (rc && rc != -SUFS_ECHECKSUM)
+		return rc;
+	rc = dir_lookup(fs, SUFS_ROOT_INO, &root, name, sizeof(name) - 1, &ino);
+	if (rc == 0) {
+		if (ino > c->ninodes || c->ftype[ino] != SUFS_FT_DIR)
+			return -ENOTDIR;
+		c->lost_found = ino;
+		*out = ino;
+		return 0;
+	}
+	if (rc != -ENOENT)
+		return rc;
+	rc = sufs_mkdir(fs, SUFS_ROOT_INO, name, sizeof(name) - 1, 0700, NULL, &ino);
+	if (rc)
+		return rc;
+	c->ftype[ino] = SUFS_FT_DIR;
+	rc = dir_add_info(c, ino);
+	if (rc)
+		return rc;
+	d = dir_find_info(c, ino);
+	d->dotdot = d->parent = SUFS_ROOT_INO;
+	d->mark = 1;
+	count_link(c, ino); /* its '.' */
+	count_link(c, ino); /* its name */
+	if (c->dotdot_counted)
+		count_link(c, SUFS_ROOT_INO);
+	c->lost_found = ino;
+	*out = ino;
+	return claim_inode(c, ino);
+}
+
+/* Give an inode a name in /lost+found: "#INO". */
+static int reconnect(struct chk *c, uint32_t ino)
+{
+	struct sufs_fs *fs = c->fs;
+	struct sufs_inode lin;
+	struct waits iw = { 0 };
+	struct dirinfo *d;
+	char name[16];
+	uint32_t lf;
+	int rc = lost_found(c, &lf);
+
+	if (rc)
+		return rc;
+	rc = inode_load(fs, lf, &lin);
+	if (rc && rc != -SUFS_ECHECKSUM)
+		return rc;
+	snprintf(name, sizeof(name), "#%u", ino);
+	rc = dir_add(fs, lf, &lin, name, strlen(name), ino, c->ftype[ino], NULL, &iw, NULL);
+	if (!rc)
+		rc = inode_store(fs, lf, &lin, UPD_INODEDEP, NULL, NULL);
+	if (!rc)
+		rc = claim_inode(c, lf);
+	if (rc)
+		return rc;
+	count_link(c, ino);
+	if (c->ftype[ino] == SUFS_FT_DIR) {
+		d = dir_find_info(c, ino);
+		d->parent = lf;
+		rc = set_dotdot(c, d, lf);
+		if (!rc)
+			rc = add_links(c, lf, 1); /* the new '..' */
+	}
+	return rc;
+}
+
+/* Remove the entry of directory dir that names ino (a loop's way in). */
+static int unlink_entry(struct chk *c, uint32_t dir, uint32_t ino)
+{
+	struct sufs_fs *fs = c->fs;
+	uint32_t end = fs->bsize - SUFS_DIR_TAIL_SIZE, off, reclen;
+	struct sufs_inode in;
+	uint64_t n, lblk, pblk;
+	struct buf *b;
+	int rc = inode_load(fs, dir, &in);
+
+	if (rc && rc != -SUFS_ECHECKSUM)
+		return rc;
+	n = in.size / fs->bsize;
+	for (lblk = 0; lblk < n; lblk++) {
+		if (bmap_get(fs, &in, lblk, &pblk) || !pblk)
+			continue;
+		rc = buf_get(fs, pblk, BUF_DIR, &b);
+		if (rc)
+			return rc;
+		for (off = lblk ? 0 : 32; off < end; off += reclen) {
+			reclen = get16(b->data + off + DE_RECLEN);
+			if (reclen < SUFS_DIRENT_HDR || reclen > end - off)
+				break;
+			if (get32(b->data + off + DE_INO) == ino) {
+				buf_update(fs, b, off, 4, UPD_DIRREM, NULL);
+				put32(b->data + off + DE_INO, 0);
+				buf_put(fs, b);
+				dirhash_drop(fs, dir);
+				uncount_link(c, ino);
+				return 0;
+			}
+		}
+		buf_put(fs, b);
+	}
+	return -ENOENT;
+}
+
+/* Make inode 2 a new, empty root directory. */
+static int make_root(struct chk *c)
+{
+	struct sufs_fs *fs = c->fs;
+	struct sufs_inode in;
+	uint64_t pblk;
+	struct buf *b;
+	int rc = chk_alloc_block(c, 0, &pblk);
+
+	if (rc)
+		return rc;
+	rc = buf_get_new(fs, pblk, BUF_DIR, &b);
+	if (rc)
+		return rc;
+	buf_update(fs, b, 0, fs->bsize, UPD_MKDIR, NULL);
+	dir_fresh(b->data, fs->bsize, SUFS_ROOT_INO, SUFS_ROOT_INO, 1);
+	buf_put(fs, b);
+	memset(&in, 0, sizeof(in));
+	in.mode = S_IFDIR | 0755;
+	in.links = 2;
+	in.size = fs->bsize;
+	in.blocks = 1;
+	in.block[0] = pblk;
+	fs_now(fs, &in.ctime, &in.ctime_ns);
+	in.atime = in.mtime = in.crtime = in.ctime;
+	rc = inode_store(fs, SUFS_ROOT_INO, &in, UPD_INODEDEP, NULL, NULL);
+	if (!rc)
+		rc = bitmap_set(fs, SUFS_BITMAP_INODE, SUFS_ROOT_INO, 1, NULL);
+	if (rc < 0)
+		return rc;
+	c->ftype[SUFS_ROOT_INO] = SUFS_FT_DIR;
+	rc = dir_add_info(c, SUFS_ROOT_INO);
+	if (!rc)
+		count_link(c, SUFS_ROOT_INO); /* '.' */
+	return rc;
+}
+
+/* The top of a chain of directories that does not reach the root. */
+static int detached(struct chk *c, struct dirinfo *top, int loop)
+{
+	struct sufs_inode in;
+	struct pctx x = { .ino = top->ino, .ino2 = loop ? top->parent : top->dotdot };
+	int rc;
+
+	if (!loop && top->entries == 0) {
+		if (!fix_problem(c, SUFS_PR_DIR_UNREF_EMPTY, &x))
+			return 0;
+		rc = inode_load(c->fs, top->ino, &in);
+		if (rc && rc != -SUFS_ECHECKSUM)
+			return rc;
+		return clear_inode(c, top->ino, &in);
+	}
+	if (!fix_problem(c, loop ? SUFS_PR_DIR_LOOP : SUFS_PR_DIR_UNREF, &x))
+		return 0;
+	if (loop) {
+		rc = unlink_entry(c, top->parent, top->ino);
+		if (rc == -ENOENT)
+			rc = 0;
+		if (rc)
+			return rc;
+		top->parent = 0;
+	}
+	rc = reconnect(c, top->ino);
+	if (rc == -ENOSPC || rc == -ENOTDIR || rc == -EAGAIN || rc == -SUFS_ECORRUPT) {
+		fix_failed(c);
+		rc = 0;
+	}
+	return rc;
+}
+
+static int pass3(struct chk *c)
+{
+	struct pctx x = { .ino = SUFS_ROOT_INO };
+	struct dirinfo *d, *cur, *root;
+	uint32_t stamp = 1;
+	size_t i;
+	int rc = 0, loop;
+
+	if (c->ftype[SUFS_ROOT_INO] != SUFS_FT_DIR) {
+		if (!fix_problem(c, SUFS_PR_ROOT_MISSING, &x))
+			return 0; /* nothing can be connected */
+		rc = make_root(c);
+		if (rc)
+			return rc;
+	}
+	root = dir_find_info(c, SUFS_ROOT_INO);
+	root->parent = SUFS_ROOT_INO;
+	root->mark = 1;
+	for (i = 0; i < c->ndirs && !rc && !poll_stop(c); i++) {
+		uint32_t start = c->dirs[i].ino;
+		if (c->dirs[i].mark || c->dirs[i].cleared)
+			continue;
+		/* climb until the root, the top, or a directory seen on this climb */
+		stamp++;
+		cur = &c->dirs[i];
+		loop = 0;
+		while (!cur->mark && !cur->cleared) {
+			struct dirinfo *up;
+			cur->mark = stamp;
+			up = cur->parent ? dir_find_info(c, cur->parent) : NULL;
+			if (!up)
+				break;
+			if (up->mark == stamp) {
+				loop = 1;
+				cur = up;
+				break;
+			}
+			cur = up;
+		}
+		if (cur->mark != 1 && !cur->cleared)
+			rc = detached(c, cur, loop); /* may move c->dirs */
+		/* everything climbed is dealt with now */
+		for (cur = dir_find_info(c, start); cur && cur->mark == stamp;
+		     cur = cur->parent ? dir_find_info(c, cur->parent) : NULL)
+			cur->mark = 1;
+		progress(c, 3, i + 1, c->ndirs);
+	}
+	/* '..' names the parent */
+	for (i = 0; i < c->ndirs && !rc; i++) {
+		d = &c->dirs[i];
+		if (d->cleared || !d->parent || d->dotdot == d->parent)
+			continue;
+		x = (struct pctx){ .ino = d->ino, .ino2 = d->dotdot, .dir = d->parent };
+		if (fix_problem(c, SUFS_PR_BAD_DOTDOT, &x)) {
+			rc = set_dotdot(c, d, d->parent);
+			if (rc == -SUFS_ECORRUPT) {
+				fix_failed(c);
+				rc = 0;
+			}
+		}
+	}
+	/* and counts as one of its names; not that of a directory no name
+	 * reaches (left so: a repair clears it or moves it to /lost+found, and
+	 * its parent's count must not wait for a '..' that goes) */
+	for (i = 0; i < c->ndirs; i++) {
+		d = &c->dirs[i];
+		if (!d->cleared && d->parent && d->dotdot <= c->ninodes &&
+		    c->ftype[d->dotdot] == SUFS_FT_DIR)
+			count_link(c, d->dotdot);
+	}
+	c->dotdot_counted = 1;
+	return rc;
+}
+
+/* ---- pass 4: reference counts -------------------------------------------- */
+
+static int pass4(struct chk *c)
+{
+	struct sufs_fs *fs = c->fs;
+	struct sufs_inode in;
+	struct pctx x;
+	uint32_t ino, n;
+	unsigned code;
+	int rc = 0;
+
+	for (ino = SUFS_ROOT_INO; ino <= c->ninodes && !rc && !poll_stop(c); ino++) {
+		if (!c->ftype[ino])
+			continue;
+		rc = inode_load(fs, ino, &in);
+		if (rc == -SUFS_ECHECKSUM)
+			rc = 0;
+		if (rc)
+			break;
+		n = c->links[ino];
+		x = (struct pctx){ .ino = ino, .num = in.size };
+		if (n == 0 && c->ftype[ino] != SUFS_FT_DIR) {
+			/* no name and no link: a removal whose freeing did not
+			 * finish, a leak to clear whatever it holds */
+			if (in.size == 0)
+				code = SUFS_PR_UNATTACHED_EMPTY;
+			else if (in.links == 0 ||
+				 (c->flags & (SUFS_CHECK_LEAKS_ONLY | SUFS_CHECK_PREEN)))
+				code = SUFS_PR_UNATTACHED_CLEAR;
+			else
+				code = SUFS_PR_UNATTACHED;
+			if (!fix_problem(c, code, &x))
+				continue;
+			if (code != SUFS_PR_UNATTACHED) {
+				rc = clear_inode(c, ino, &in);
+				continue;
+			}
+			rc = reconnect(c, ino);
+			if (rc == -ENOSPC || rc == -ENOTDIR || rc == -EAGAIN ||
+			    rc == -SUFS_ECORRUPT) {
+				fix_failed(c);
+				rc = 0;
+				continue;
+			}
+			if (rc)
+				break;
+			n = c->links[ino];
+			rc = inode_load(fs, ino, &in);
+			if (rc == -SUFS_ECHECKSUM)
+				rc = 0;
+			if (rc)
+				break;
+		}
+		if (n == 0 || n == UINT16_MAX || in.links == n)
+			continue;
+		x.num = in.links;
+		x.num2 = n;
+		if (fix_problem(c, in.links > n ? SUFS_PR_LINKS_HIGH : SUFS_PR_LINKS_LOW, &x)) {
+			in.links = n;
+			rc = inode_store(fs, ino, &in, UPD_INODEDEP, NULL, NULL);
+		}
+		progress(c, 4, ino, c->ninodes);
+	}
+	return rc;
+}
+
+/* ---- pass 5: bitmaps and summaries --------------------------------------- */
+
+/* Report and fix a run [a, b] of one kind of bitmap difference. */
+static int bitmap_run(struct chk *c, enum sufs_bitmap which, int used, uint64_t a, uint64_t b)
+{
+	struct pctx x = { 0 };
+	unsigned code;
+	uint64_t n;
+	int rc;
+
+	if (which == SUFS_BITMAP_BLOCK) {
+		x.blk = a;
+		x.blk2 = b;
+		code = used ? SUFS_PR_BLOCKS_UNMARKED : SUFS_PR_BLOCKS_LEAKED;
+	} else {
+		x.ino = (uint32_t)a;
+		x.ino2 = (uint32_t)b;
+		code = used ? SUFS_PR_INODES_UNMARKED : SUFS_PR_INODES_LEAKED;
+	}
+	if (!fix_problem(c, code, &x)) {
+		if (used)
+			c->alloc_unsafe = 1;
+		return 0;
+	}
+	for (n = a; n <= b; n++)
+		if ((rc = bitmap_set(c->fs, which, n, used, NULL)) < 0)
+			return rc;
+	return 0;
+}
+
+/* Compare one group's bitmap with what should be set. */
+static int check_bitmap(struct chk *c, enum sufs_bitmap which, uint32_t g)
+{
+	struct sufs_fs *fs = c->fs;
+	struct sufs_group_layout l;
+	uint64_t nbits = (uint64_t)fs->bsize * 8, i, first = 0, base, n;
+	uint32_t limit;
+	struct pctx x = { .num = g };
+	struct buf *b;
+	int run = -1, pad_bad = 0, rc = 0, want, have;
+
+	if (c->stop != GOING)
+		return 0;
+
+	sufs_group_layout(&fs->sb, g, &l);
+	if (which == SUFS_BITMAP_BLOCK) {
+		limit = (uint32_t)(l.end - l.start);
+		base = l.start;
+	} else {
+		limit = fs->sb.inodes_per_group;
+		base = (uint64_t)g * fs->sb.inodes_per_group + 1;
+	}
+	rc = buf_get(fs, which == SUFS_BITMAP_BLOCK ? l.block_bitmap : l.inode_bitmap,
+		     BUF_BITMAP, &b);
+	if (rc)
+		return rc;
+	memcpy(c->scratch, b->data, fs->bsize);
+	buf_put(fs, b);
+	/* runs of consecutive differences of one kind are one problem */
+	for (i = 0; i < limit && !rc; i++) {
+		n = base + i;
+		/* groups start on a multiple of 8 blocks: skip equal bytes */
+		if (which == SUFS_BITMAP_BLOCK && run < 0 && !(i & 7) && i + 8 <= limit &&
+		    c->found[n >> 3] == c->scratch[i >> 3]) {
+			i += 7;
+			continue;
+		}
+		if (which == SUFS_BITMAP_BLOCK)
+			want = bit_test(c->found, n);
+		else
+			want = n < SUFS_ROOT_INO || c->ftype[n] != 0;
+		have = bit_test(c->scratch, i);
+		if (run >= 0 && (want == have || want != run)) {
+			rc = bitmap_run(c, which, run, first, n - 1);
+			run = -1;
+		}
+		if (want != have && run < 0) {
+			run = want;
+			first = n;
+		}
+	}
+	if (!rc && run >= 0)
+		rc = bitmap_run(c, which, run, first, base + limit - 1);
+	for (i = limit; i < nbits && !pad_bad; i++) {
+		if (!(i & 7) && c->scratch[i >> 3] == 0xff)
+			i += 7;
+		else if (!bit_test(c->scratch, i))
+			pad_bad = 1;
+	}
+	x.str = which == SUFS_BITMAP_BLOCK ? "block" : "inode";
+	if (!rc && pad_bad && fix_problem(c, SUFS_PR_BITMAP_PADDING, &x)) {
+		rc = buf_get(fs, which == SUFS_BITMAP_BLOCK ? l.block_bitmap : l.inode_bitmap,
+			     BUF_BITMAP, &b);
+		if (rc)
+			return rc;
+		buf_update(fs, b, 0, fs->bsize, UPD_BMSAFEMAP, NULL);
+		for (i = limit; i < nbits; i++)
+			bit_set(b->data, i);
+		buf_put(fs, b);
+	}
+	return rc;
+}
+
+static int check_summaries(struct chk *c)
+{
+	struct sufs_fs *fs = c->fs;
+	struct sufs_group_layout l;
+	uint64_t blk, total_fb = 0, total_fi = 0;
+	uint32_t g, ino, fb, fi, dirs, last;
+	struct pctx x;
+	char text[160];
+	int n;
+
+	c->r->dirs = 0;
+	for (g = 0; g < fs->sb.groups_count; g++) {
+		struct sufs_group *gd = &fs->groups[g];
+		sufs_group_layout(&fs->sb, g, &l);
+		fb = fi = dirs = 0;
+		for (blk = l.first_data; blk < l.end; blk++)
+			fb += !bit_test(c->found, blk);
+		ino = g * fs->sb.inodes_per_group + 1;
+		last = ino + fs->sb.inodes_per_group;
+		for (; ino < last; ino++) {
+			fi += ino >= SUFS_ROOT_INO && !c->ftype[ino];
+			dirs += c->ftype[ino] == SUFS_FT_DIR;
+		}
+		total_fb += fb;
+		total_fi += fi;
+		c->r->dirs += dirs;
+		if (gd->free_blocks == fb && gd->free_inodes == fi && gd->used_dirs == dirs)
+			continue;
+		n = snprintf(text, sizeof(text),
+			     "free blocks %u, free inodes %u, directories %u; should be %u, %u, %u",
+			     gd->free_blocks, gd->free_inodes, gd->used_dirs, fb, fi, dirs);
+		(void)n;
+		x = (struct pctx){ .num = g, .str = text };
+		if (fix_problem(c, SUFS_PR_GROUP_COUNTS, &x)) {
+			gd->free_blocks = fb;
+			gd->free_inodes = fi;
+			gd->used_dirs = dirs;
+			fs->gdt_dirty[(uint64_t)g * SUFS_GROUP_DESC_SIZE / fs->bsize] = 1;
+		}
+	}
+	c->r->blocks_used = fs->sb.blocks_count - total_fb;
+	c->r->inodes_used = fs->sb.inodes_count - (uint32_t)total_fi;
+	if (fs->sb.free_blocks == total_fb && fs->sb.free_inodes == total_fi)
+		return 0;
+	snprintf(text, sizeof(text), "free blocks %llu, free inodes %u; should be %llu, %llu",
+		 (unsigned long long)fs->sb.free_blocks, fs->sb.free_inodes,
+		 (unsigned long long)total_fb, (unsigned long long)total_fi);
+	x = (struct pctx){ .str = text };
+	if (fix_problem(c, SUFS_PR_SB_COUNTS, &x)) {
+		fs->sb.free_blocks = total_fb;
+		fs->sb.free_inodes = (uint32_t)total_fi;
+		fs->sb_dirty = 1;
+	}
+	return 0;
+}
+
+static int pass5(struct chk *c)
+{
+	uint32_t g;
+	int rc = 0;
+
+	for (g = 0; g < c->fs->sb.groups_count && !rc && !poll_stop(c); g++) {
+		rc = check_bitmap(c, SUFS_BITMAP_BLOCK, g);
+		if (!rc)
+			rc = check_bitmap(c, SUFS_BITMAP_INODE, g);
+		progress(c, 5, g + 1, c->fs->sb.groups_count);
+	}
+	return rc ? rc : check_summaries(c);
+}
+
+/* ---- pass 0 after opening: group descriptors, snapshot slots ------------- */
+
+static void check_groups(struct chk *c)
+{
+	struct sufs_fs *fs = c->fs;
+	struct pctx x;
+	uint32_t g;
+
+	for (g = 0; g < fs->sb.groups_count; g++) {
+		if (!fs->group_bad[g])
+			continue;
+		x = (struct pctx){ .num = g };
+		if (fix_problem(c, SUFS_PR_GROUP_DESC_BAD, &x))
+			fs->gdt_dirty[(uint64_t)g * SUFS_GROUP_DESC_SIZE / fs->bsize] = 1;
+	}
+}
+
+/* The superblock fields sufs_super_check() does not judge. */
+static void check_super_fields(struct chk *c, int backup)
+{
+	struct sufs_super *sb = &c->fs->sb;
+	struct pctx x;
+
+	x = (struct pctx){ .str = "sb_group", .num = sb->sb_group, .num2 = 0 };
+	if (!backup && sb->sb_group && fix_problem(c, SUFS_PR_SB_FIELD, &x))
+		c->fs->sb_dirty = 1; /* written as group 0's copy */
+	x = (struct pctx){ .str = "state", .num = sb->state,
+			   .num2 = sb->state & SUFS_STATE_CLEAN };
+	if (sb->state & ~SUFS_STATE_CLEAN && fix_problem(c, SUFS_PR_SB_FIELD, &x))
+		sb->state &= SUFS_STATE_CLEAN;
+	x = (struct pctx){ .str = "flags", .num = sb->flags,
+			   .num2 = sb->flags & SUFS_FLAG_NEEDS_FSCK };
+	if (sb->flags & ~SUFS_FLAG_NEEDS_FSCK && fix_problem(c, SUFS_PR_SB_FIELD, &x))
+		sb->flags &= SUFS_FLAG_NEEDS_FSCK;
+	x = (struct pctx){ .str = "features_compat", .num = sb->features_compat };
+	if (sb->features_compat && fix_problem(c, SUFS_PR_SB_FIELD, &x))
+		sb->features_compat = 0;
+	x = (struct pctx){ .str = "features_ro_compat", .num = sb->features_ro_compat };
+	if (sb->features_ro_compat && fix_problem(c, SUFS_PR_SB_FIELD, &x))
+		sb->features_ro_compat = 0;
+}
+
+static void check_snap_slots(struct chk *c)
+{
+	struct sufs_fs *fs = c->fs;
+	struct pctx x;
+	uint32_t i, ino;
+
+	for (i = 0; i < SUFS_SNAP_SLOTS; i++) {
+		ino = fs->sb.snap[i].ino;
+		if (!ino || (ino <= c->ninodes && c->ftype[ino] == SUFS_FT_REG))
+			continue;
+		x = (struct pctx){ .num = i, .ino = ino };
+		if (fix_problem(c, SUFS_PR_SNAP_SLOT_BAD, &x)) {
+			memset(&fs->sb.snap[i], 0, sizeof(fs->sb.snap[i]));
+			fs->sb_dirty = 1;
+		}
+	}
+}
+
+/* ---- one run ------------------------------------------------------------- */
+
+static const char *const pass_names[] = {
+	"superblock and group descriptors",
+	"inodes and block maps",
+	"directories",
+	"connectivity",
+	"reference counts",
+	"bitmaps and summaries",
+};
+
+static void begin_pass(struct chk *c, unsigned pass, const char *name)
+{
+	if (c->stop != GOING)
+		return;
+	if (c->dry)
+		hold(c, pass, name, NULL);
+	else if (c->o->pass)
+		c->o->pass(c->o->arg, pass, name);
+}
+
+static void chk_free(struct chk *c)
+{
+	free(c->found);
+	free(c->dup);
+	free(c->seen);
+	free(c->ftype);
+	free(c->links);
+	free(c->dirs);
+	free(c->claimed);
+	free(c->scratch);
+	free(c->held);
+}
+
+static int chk_alloc(struct chk *c)
+{
+	c->nblocks = c->fs->sb.blocks_count;
+	c->ninodes = c->fs->sb.inodes_count;
+	c->found = calloc((c->nblocks + 7) / 8, 1);
+	c->ftype = calloc((size_t)c->ninodes + 1, 1);
+	c->links = calloc((size_t)c->ninodes + 1, sizeof(*c->links));
+	c->scratch = malloc(c->fs->bsize);
+	return c->found && c->ftype && c->links && c->scratch ? 0 : -ENOMEM;
+}
+
+static int run_passes(struct chk *c, int backup)
+{
+	int rc;
+
+	begin_pass(c, 0, pass_names[0]);
+	check_super_fields(c, backup);
+	check_groups(c);
+	begin_pass(c, 1, pass_names[1]);
+	rc = pass1(c);
+	if (!rc && c->ndups) {
+		begin_pass(c, 1, "blocks claimed twice (1b)");
+		rc = pass1b(c);
+	}
+	if (!rc) {
+		begin_pass(c, 2, pass_names[2]);
+		rc = pass2(c);
+	}
+	if (!rc) {
+		begin_pass(c, 3, pass_names[3]);
+		rc = pass3(c);
+	}
+	if (!rc) {
+		begin_pass(c, 4, pass_names[4]);
+		rc = pass4(c);
+		if (!rc)
+			check_snap_slots(c);
+	}
+	if (!rc) {
+		begin_pass(c, 5, pass_names[5]);
+		rc = pass5(c);
+	}
+	return rc;
+}
+
+/* A device that passes everything to another and does not close it:
+ * sufs_close() then leaves the caller's device open. */
+static int borrow_read(struct sufs_dev *d, uint64_t off, void *buf, size_t len)
+{
+	return sufs_dev_read(d->priv, off, buf, len);
+}
+static int borrow_write(struct sufs_dev *d, uint64_t off, const void *buf, size_t len)
+{
+	return sufs_dev_write(d->priv, off, buf, len);
+}
+static int borrow_barrier(struct sufs_dev *d)
+{
+	return sufs_dev_barrier(d->priv);
+}
+static void borrow_close(struct sufs_dev *d)
+{
+	(void)d; /* sufs_dev_close() frees the wrapper; the device stays open */
+}
+static const struct sufs_dev_ops borrow_ops = {
+	borrow_read, borrow_write, borrow_barrier, NULL, borrow_close,
+};
+
+static struct sufs_dev *borrow(struct sufs_dev *dev)
+{
+	struct sufs_dev *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->ops = &borrow_ops;
+	d->size = dev->size;
+	d->writable = dev->writable;
+	d->is_blockdev = dev->is_blockdev;
+	d->name = dev->name ? strdup(dev->name) : NULL;
+	d->priv = dev;
+	return d;
+}
+
+/*
+ * One run over the file system: open it, run the passes, record the
+ * outcome in the superblock (when writable), close it.
+ */
+static int run_once(struct chk *c, struct sufs_dev *dev, uint64_t sb_off, int chosen,
+		    const char *why)
+{
+	struct sufs_check_result *r = c->r;
+	struct sufs_dev *bd = borrow(dev);
+	unsigned oflags = SUFS_OPEN_IGNORE_CSUM | SUFS_OPEN_NOFLAGS;
+	struct pctx x = { .num = sb_off, .str = why };
+	uint32_t mode = 0;
+	int rw = c->writable && !c->dry, backup = chosen == 1, rc, rc2;
+
+	if (!bd)
+		return -ENOMEM;
+	if (rw)
+		oflags |= SUFS_OPEN_RDWR;
+	rc = sufs_open_dev(bd, oflags, sb_off, &c->fs);
+	if (rc) {
+		sufs_dev_close(bd);
+		r->error_where = "opening the file system";
+		return rc;
+	}
+	mode = c->fs->sb.write_mode;
+	if (rw)
+		rc = sufs_set_mode(c->fs, SUFS_MODE_ASYNC);
+	if (!rc)
+		rc = chk_alloc(c);
+	if (!rc) {
+		r->inodes_count = c->ninodes;
+		r->blocks_count = c->nblocks;
+		if (backup && fix_problem(c, SUFS_PR_SB_PRIMARY_BAD, &x))
+			c->fs->sb_dirty = 1; /* touch() wrote the primary already */
+		if (chosen == 2 && fix_problem(c, SUFS_PR_SB_CSUM, &x))
+			c->fs->sb_dirty = 1; /* and sealed it anew */
+		rc = run_passes(c, backup);
+		if (rc)
+			r->error_where = "checking";
+	}
+	if (c->stop == CANCELLED)
+		r->status |= SUFS_EXIT_CANCELLED;
+	if (r->fixed)
+		r->status |= SUFS_EXIT_CORRECTED;
+	if (rw) {
+		struct sufs_super *sb = &c->fs->sb;
+		int ok = !rc && c->stop == GOING && !(r->status & SUFS_EXIT_UNCORRECTED);
+		if (!rc && (rc2 = sufs_set_mode(c->fs, mode)) != 0)
+			rc = rc2;
+		fs_now(c->fs, &sb->check_time, &(uint32_t){ 0 });
+		sb->check_result = (uint32_t)(r->status | (rc ? SUFS_EXIT_OPERROR : 0));
+		sb->write_mode = mode;
+		if (ok) {
+			sb->state |= SUFS_STATE_CLEAN;
+			sb->flags &= ~SUFS_FLAG_NEEDS_FSCK;
+		} else if (c->stop != CANCELLED) {
+			sb->state &= ~SUFS_STATE_CLEAN;
+			sb->flags |= SUFS_FLAG_NEEDS_FSCK;
+		}
+		c->fs->sb_dirty = 0; /* sufs_close writes the superblock as it stands */
+	}
+	rc2 = sufs_close(c->fs);
+	c->fs = NULL;
+	if (!rc && rc2) {
+		rc = rc2;
+		r->error_where = "writing the repairs";
+	}
+	return rc;
+}
+
+int sufs_check_dev(struct sufs_dev *dev, const struct sufs_check_opts *o,
+		   struct sufs_check_result *r)
+{
+	static const struct sufs_check_opts none;
+	struct chk c;
+	struct sufs_super sb;
+	uint64_t off;
+	const char *why = NULL;
+	int rc, backup, leaks_only;
+
+	if (!o)
+		o = &none;
+	memset(r, 0, sizeof(*r));
+	memset(&c, 0, sizeof(c));
+	c.o = o;
+	c.r = r;
+	c.flags = o->flags;
+	c.writable = dev->writable && !(o->flags & SUFS_CHECK_NO);
+	rc = choose_super(&c, dev, &off, &sb, &why);
+	if (rc < 0) {
+		r->error = rc;
+		r->error_where = why;
+		r->status = rc == -ENOMEM ? SUFS_EXIT_LIBERROR : SUFS_EXIT_OPERROR;
+		return rc;
+	}
+	backup = rc;
+	r->sb_offset = off;
+	if (!backup && !(o->flags & SUFS_CHECK_FORCE) && (sb.state & SUFS_STATE_CLEAN) &&
+	    !(sb.flags & SUFS_FLAG_NEEDS_FSCK)) {
+		r->skipped = 1;
+		r->inodes_count = sb.inodes_count;
+		r->blocks_count = sb.blocks_count;
+		r->inodes_used = sb.inodes_count - sb.free_inodes;
+		r->blocks_used = sb.blocks_count - sb.free_blocks;
+		return 0;
+	}
+	leaks_only = (o->flags & SUFS_CHECK_LEAKS_ONLY) && c.writable;
+	if (leaks_only) {
+		/* a trial first: if anything worse than a leak is there, change
+		 * nothing at all */
+		c.dry = 1;
+		rc = run_once(&c, dev, off, backup, why);
+		if (rc || c.stop == CANCELLED || r->nonleaks ||
+		    (!r->problems && (sb.state & SUFS_STATE_CLEAN) &&
+		     !(sb.flags & SUFS_FLAG_NEEDS_FSCK))) {
+			tell_held(&c);
+			chk_free(&c);
+			if (!rc && r->nonleaks)
+				r->halted = 1;
+			r->status |= rc ? SUFS_EXIT_OPERROR : 0;
+			r->error = rc;
+			return rc;
+		}
+		chk_free(&c);
+		memset(&c, 0, sizeof(c));
+		memset(r, 0, sizeof(*r));
+		c.o = o;
+		c.r = r;
+		c.flags = o->flags;
+		c.writable = 1;
+		r->sb_offset = off;
+	}
+	rc = run_once(&c, dev, off, backup, why);
+	chk_free(&c);
+	if (rc) {
+		r->error = rc;
+		r->status |= rc == -ENOMEM ? SUFS_EXIT_LIBERROR : SUFS_EXIT_OPERROR;
+	}
+	return rc;
+}
+
+int sufs_check(const char *path, const struct sufs_check_opts *o, struct sufs_check_result *r)
+{
+	struct sufs_dev *dev;
+	int rc, ro = o && (o->flags & SUFS_CHECK_NO);
+
+	memset(r, 0, sizeof(*r));
+	rc = sufs_dev_open(path, ro ? 0 : SUFS_DEV_RDWR, &dev);
+	if (rc) {
+		r->error = rc;
+		r->error_where = "opening the image";
+		r->status = SUFS_EXIT_OPERROR;
+		return rc;
+	}
+	rc = sufs_check_dev(dev, o, r);
+	sufs_dev_close(dev);
+	return rc;
+}

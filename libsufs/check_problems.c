@@ -1,0 +1,149 @@
+/*
+ * check_problems.c - the one table of problems the checker knows.
+ *
+ * A row is a code, a stable name, the pass that finds it, its flags, the
+ * question it asks and a message template.  check.c reports every problem
+ * through one function, fix_problem(), which reads the row and decides:
+ * -n answers no, -y yes, preen fixes only PREEN_OK rows and stops at any
+ * other, leak-only fixes only LEAK rows and changes nothing if it meets
+ * another.  A leak is what soft updates may leave after a crash: blocks
+ * and inodes marked in use that nothing uses, link counts that are too
+ * high, summaries that lag behind the bitmaps, names not yet written for
+ * new inodes.
+ *
+ * Placeholders in the templates (check.c fills them in):
+ *   %i  the inode        %j  another inode     %d  a directory inode
+ *   %b  a block          %B  a block range (blk, or blk-blk2)
+ *   %I  an inode range   %n  a number          %m  another number
+ *   %o  the number in octal                    %s  a string
+ */
+#include "config.h"
+#include "sufs.h"
+
+#define ROW(code, name, pass, flags, prompt, msg) { code, name, pass, flags, prompt, msg }
+#define LEAK (SUFS_PR_LEAK | SUFS_PR_PREEN_OK)
+
+static const struct sufs_problem_def table[] = {
+	ROW(SUFS_PR_SB_PRIMARY_BAD, "sb_primary_bad", 0, 0, "Rewrite the primary",
+	    "the primary superblock is damaged (%s); using the backup at byte %n"),
+	ROW(SUFS_PR_GROUP_DESC_BAD, "group_desc_bad", 0, 0, "Fix",
+	    "group %n descriptor has a bad checksum or wrong locations"),
+	ROW(SUFS_PR_SNAP_SLOT_BAD, "snap_slot_bad", 0, 0, "Clear",
+	    "snapshot slot %n names inode %i, which is not a regular file in use"),
+	ROW(SUFS_PR_SB_FIELD, "sb_field", 0, 0, "Fix",
+	    "superblock field %s is %n, should be %m"),
+	ROW(SUFS_PR_SB_CSUM, "sb_csum", 0, 0, "Fix",
+	    "the superblock checksum does not match, and there is no good backup"),
+
+	ROW(SUFS_PR_RESERVED_INODE, "reserved_inode", 1, 0, "Clear",
+	    "reserved inode %i is not zero"),
+	ROW(SUFS_PR_INODE_ZERO_MODE, "inode_zero_mode", 1, 0, "Clear",
+	    "inode %i has mode 0 but is not zeroed"),
+	ROW(SUFS_PR_INODE_BAD_MODE, "inode_bad_mode", 1, 0, "Clear",
+	    "inode %i has an invalid file type (mode 0%o)"),
+	ROW(SUFS_PR_INODE_CSUM, "inode_csum", 1, 0, "Fix",
+	    "inode %i checksum does not match its contents"),
+	ROW(SUFS_PR_BAD_BLOCK, "bad_block", 1, 0, "Clear",
+	    "inode %i block #%n points to %b, outside the data area"),
+	/* a partly truncated file (the size went out before the cleared
+	 * pointers): blocks nothing can read, a leak as fsck_ffs -p sees it */
+	ROW(SUFS_PR_BLOCK_PAST_SIZE, "block_past_size", 1, LEAK, "Clear",
+	    "inode %i maps block #%n (%b) past its size %m"),
+	ROW(SUFS_PR_BLOCKS_COUNT, "blocks_count", 1, LEAK, "Fix",
+	    "inode %i block count is %n, should be %m"),
+	ROW(SUFS_PR_BAD_SYMLINK, "bad_symlink", 1, 0, "Clear",
+	    "symbolic link inode %i is invalid (%s)"),
+	ROW(SUFS_PR_SPECIAL_DATA, "special_data", 1, 0, "Fix",
+	    "special file inode %i has a size or block pointers"),
+	ROW(SUFS_PR_DIR_SIZE, "dir_size", 1, 0, "Fix",
+	    "directory inode %i size %n is not a whole number of blocks"),
+	ROW(SUFS_PR_DIR_NO_BLOCKS, "dir_no_blocks", 1, 0, "Clear",
+	    "directory inode %i has size 0"),
+	ROW(SUFS_PR_TOO_MANY_BLOCKS, "too_many_blocks", 1, 0, "Clear",
+	    "inode %i maps more blocks than the file system has"),
+	ROW(SUFS_PR_ROOT_NOT_DIR, "root_not_dir", 1, 0, "Clear",
+	    "root inode %i is not a directory (mode 0%o)"),
+
+	ROW(SUFS_PR_DUP_BLOCK, "dup_block", 1, 0, "Clone",
+	    "inode %i block #%n (%b) is claimed by another inode too"),
+
+	ROW(SUFS_PR_DIR_HOLE, "dir_hole", 2, 0, "Fill",
+	    "directory inode %i has a hole at block #%n"),
+	ROW(SUFS_PR_DIR_BLOCK_CORRUPT, "dir_block_corrupt", 2, 0, "Salvage",
+	    "directory inode %i block #%n (%b) is malformed at byte %m (%s)"),
+	ROW(SUFS_PR_DIR_CSUM, "dir_csum", 2, 0, "Fix",
+	    "directory inode %i block #%n (%b) checksum does not match"),
+	ROW(SUFS_PR_NO_DOT, "no_dot", 2, 0, "Fix",
+	    "directory inode %i does not start with '.'"),
+	ROW(SUFS_PR_BAD_DOT, "bad_dot", 2, 0, "Fix",
+	    "'.' in directory inode %i names inode %j"),
+	ROW(SUFS_PR_NO_DOTDOT, "no_dotdot", 2, 0, "Fix",
+	    "directory inode %i has no '..' after '.'"),
+	ROW(SUFS_PR_ENTRY_BAD_NAME, "entry_bad_name", 2, 0, "Clear",
+	    "entry in directory inode %d naming inode %i holds '/' or NUL in its name"),
+	ROW(SUFS_PR_ENTRY_DOT, "entry_dot", 2, 0, "Clear",
+	    "entry '%s' in directory inode %d is a second '.' or '..'"),
+	ROW(SUFS_PR_ENTRY_BAD_INO, "entry_bad_ino", 2, 0, "Clear",
+	    "entry '%s' in directory inode %d names inode %i, out of range"),
+	ROW(SUFS_PR_ENTRY_ROOT, "entry_root", 2, 0, "Clear",
+	    "entry '%s' in directory inode %d names the root directory"),
+	ROW(SUFS_PR_ENTRY_FREE_INO, "entry_free_ino", 2, 0, "Clear",
+	    "entry '%s' in directory inode %d names free inode %i"),
+	ROW(SUFS_PR_ENTRY_DIR_LINK, "entry_dir_link", 2, 0, "Clear",
+	    "entry '%s' in directory inode %d is a second link to directory inode %i"),
+	ROW(SUFS_PR_ENTRY_FTYPE, "entry_ftype", 2, SUFS_PR_PREEN_OK, "Fix",
+	    "entry '%s' in directory inode %d has file type %n, should be %m"),
+
+	ROW(SUFS_PR_ROOT_MISSING, "root_missing", 3, 0, "Create",
+	    "the root directory is missing"),
+	ROW(SUFS_PR_DIR_UNREF_EMPTY, "dir_unref_empty", 3, LEAK, "Clear",
+	    "unattached empty directory inode %i"),
+	ROW(SUFS_PR_DIR_UNREF, "dir_unref", 3, LEAK, "Connect to /lost+found",
+	    "unattached directory inode %i ('..' is %j)"),
+	ROW(SUFS_PR_DIR_LOOP, "dir_loop", 3, 0, "Connect to /lost+found",
+	    "directory inode %i is in a loop unreachable from the root (its name is in %j)"),
+	ROW(SUFS_PR_BAD_DOTDOT, "bad_dotdot", 3, 0, "Fix",
+	    "'..' in directory inode %i is %j, should be %d"),
+
+	ROW(SUFS_PR_UNATTACHED_EMPTY, "unattached_empty", 4, LEAK, "Clear",
+	    "unattached zero-length inode %i"),
+	ROW(SUFS_PR_UNATTACHED, "unattached", 4, SUFS_PR_LEAK, "Connect to /lost+found",
+	    "unattached inode %i (size %n)"),
+	ROW(SUFS_PR_UNATTACHED_CLEAR, "unattached_clear", 4, LEAK, "Clear",
+	    "unattached inode %i (size %n)"),
+	ROW(SUFS_PR_LINKS_HIGH, "links_high", 4, LEAK, "Fix",
+	    "inode %i link count is %n, should be %m"),
+	ROW(SUFS_PR_LINKS_LOW, "links_low", 4, 0, "Fix",
+	    "inode %i link count is %n, should be %m"),
+
+	ROW(SUFS_PR_BLOCKS_LEAKED, "blocks_leaked", 5, LEAK, "Free",
+	    "block %B marked in use but used by nothing"),
+	ROW(SUFS_PR_BLOCKS_UNMARKED, "blocks_unmarked", 5, 0, "Mark in use",
+	    "block %B in use but marked free"),
+	ROW(SUFS_PR_INODES_LEAKED, "inodes_leaked", 5, LEAK, "Free",
+	    "inode %I marked in use but free"),
+	ROW(SUFS_PR_INODES_UNMARKED, "inodes_unmarked", 5, 0, "Mark in use",
+	    "inode %I in use but marked free"),
+	ROW(SUFS_PR_BITMAP_PADDING, "bitmap_padding", 5, SUFS_PR_PREEN_OK, "Fix",
+	    "group %n %s bitmap: the bits past the end are not all set"),
+	ROW(SUFS_PR_GROUP_COUNTS, "group_counts", 5, LEAK, "Fix",
+	    "group %n summary is wrong: %s"),
+	ROW(SUFS_PR_SB_COUNTS, "sb_counts", 5, LEAK, "Fix",
+	    "superblock summary is wrong: %s"),
+};
+
+const struct sufs_problem_def *sufs_problem_table(size_t *count)
+{
+	*count = sizeof(table) / sizeof(table[0]);
+	return table;
+}
+
+const struct sufs_problem_def *sufs_problem_def(unsigned code)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (table[i].code == code)
+			return &table[i];
+	return NULL;
+}

@@ -1,0 +1,633 @@
+#!/usr/bin/env bats
+# fsck.sufs: clean images stay clean, -n writes nothing, the exit codes of
+# fsck(8), bad images, and damage of every kind, each made with a precise
+# edit at offsets from sufs(5) and repaired so that a second full check is
+# clean (e2fsprogs' expect.1 / expect.2 rule).
+#
+# A damage case is one line: `damage_case EDIT-COMMAND...` makes a
+# populated image, applies the edit and runs fsck.sufs -fy twice; the test
+# then says what the first run had to find.  Adding a case is adding a test.
+
+load helper
+
+bats_require_minimum_version 1.5.0
+
+# The editor: python3, the format of sufs(5), checksums recomputed unless
+# the damage is the checksum.  `edit CMD ARGS...` works on $IMG:
+#   ino PATH                    print the inode number of PATH
+#   iget PATH FIELD             print an inode field (mode links size blocks b0..b14)
+#   iset PATH FIELD VALUE [raw] set it (raw: leave the checksum stale)
+#   bit block|inode N 0|1       clear or set a bitmap bit
+#   freeblock                   print the first free block of group 0
+#   dset DIR NAME ino|ftype|reclen V
+#                               change an entry (the block is sealed again)
+#   dcsum DIR                   break the checksum of DIR's first block
+#   sbbreak OFFSET              flip a byte of the primary superblock
+#   sbzero                      zero the primary superblock
+#   sbset FIELD VALUE           set free_blocks, free_inodes, state or flags
+EDIT_PY=$(cat <<'PY'
+# sufs image editor for tests: precise damage at offsets from sufs.5
+import struct, sys, zlib
+img, cmd, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+f = open(img, 'r+b')
+def rd(off, n):
+    f.seek(off); return f.read(n)
+def wr(off, b):
+    f.seek(off); f.write(b)
+sb = rd(1024, 1024)
+BS, BLOCKS = struct.unpack_from('<IQ', sb, 8)[0], struct.unpack_from('<Q', sb, 16)[0]
+BPG, IPG, GROUPS, GDTB = struct.unpack_from('<IIII', sb, 40)
+def has_backup(g):
+    if g <= 1: return g == 1
+    for b in (3, 5, 7):
+        n = g
+        while n % b == 0: n //= b
+        if n == 1: return True
+    return False
+def layout(g):
+    start = g * BPG
+    if g == 0: meta = 1024 // BS + 1 + GDTB
+    elif has_backup(g): meta = start + 1
+    else: meta = start
+    return dict(bb=meta, ib=meta + 1, it=meta + 2, first=meta + 2 + IPG * 256 // BS, start=start)
+INODE = dict(mode=(0, 'H'), links=(4, 'I'), size=(16, 'Q'), blocks=(24, 'Q'))
+for i in range(15): INODE['b%d' % i] = (96 + 8 * i, 'Q')
+def ioff(ino):
+    g, i = (ino - 1) // IPG, (ino - 1) % IPG
+    return layout(g)['it'] * BS + i * 256
+def iseal(ino):
+    o = ioff(ino); raw = rd(o, 252)
+    wr(o + 252, struct.pack('<I', zlib.crc32(raw, zlib.crc32(struct.pack('<I', ino)))))
+def iget(ino, field):
+    o, t = INODE[field]; return struct.unpack_from('<' + t, rd(ioff(ino) + o, 8))[0]
+def iset(ino, field, v, seal=True):
+    o, t = INODE[field]; wr(ioff(ino) + o, struct.pack('<' + t, v))
+    if seal: iseal(ino)
+def dseal(blk):
+    raw = rd(blk * BS, BS - 4)
+    wr(blk * BS + BS - 4, struct.pack('<I', zlib.crc32(raw, zlib.crc32(struct.pack('<Q', blk)))))
+def entries(dino):
+    """(blk, off, ino, name) of every live entry in the direct blocks"""
+    out = []
+    for l in range(iget(dino, 'size') // BS):
+        blk = iget(dino, 'b%d' % l)
+        data = rd(blk * BS, BS); off = 0
+        while off < BS - 8:
+            ino, rl, nl = struct.unpack_from('<IHB', data, off)
+            if ino: out.append((blk, off, ino, data[off + 8:off + 8 + nl].decode()))
+            off += rl
+    return out
+def lookup(path):
+    ino = 2
+    for part in [p for p in path.split('/') if p]:
+        ino = [e[2] for e in entries(ino) if e[3] == part][0]
+    return ino
+def ent(dpath, name):
+    return [e for e in entries(lookup(dpath)) if e[3] == name][0]
+def bit(which, n, v):
+    if which == 'block': g, b = n // BPG, n % BPG; blk = layout(g)['bb']
+    else: g, b = (n - 1) // IPG, (n - 1) % IPG; blk = layout(g)['ib']
+    o = blk * BS + b // 8; x = rd(o, 1)[0]
+    x = x | (1 << (b % 8)) if v else x & ~(1 << (b % 8))
+    wr(o, bytes([x]))
+def free_block():
+    g = 0; l = layout(g); data = rd(l['bb'] * BS, BS)
+    for b in range(l['first'], min(BPG, BLOCKS)):
+        if not data[b // 8] >> (b % 8) & 1: return b
+a = args
+if cmd == 'ino': print(lookup(a[0]))
+elif cmd == 'iget': print(iget(lookup(a[0]), a[1]))
+elif cmd == 'iset': iset(lookup(a[0]), a[1], int(a[2], 0), seal=len(a) < 4)
+elif cmd == 'bit': bit(a[0], int(a[1]), int(a[2]))
+elif cmd == 'freeblock': print(free_block())
+elif cmd == 'dset':          # DIR NAME ino|ftype VALUE
+    blk, off, _, _ = ent(a[0], a[1])
+    if a[2] == 'ino': wr(blk * BS + off, struct.pack('<I', int(a[3], 0)))
+    elif a[2] == 'reclen': wr(blk * BS + off + 4, struct.pack('<H', int(a[3], 0)))
+    else: wr(blk * BS + off + 7, bytes([int(a[3], 0)]))
+    dseal(blk)
+elif cmd == 'dcsum':         # break the checksum of DIR's first block
+    blk = iget(lookup(a[0]), 'b0'); o = blk * BS + BS - 4
+    wr(o, bytes([rd(o, 1)[0] ^ 0xff]))
+elif cmd == 'sbbreak': wr(1024 + int(a[0], 0), bytes([rd(1024 + int(a[0], 0), 1)[0] ^ 0xff]))
+elif cmd == 'sbzero': wr(1024, bytes(1024))
+elif cmd == 'sbset':         # FIELD VALUE, checksum recomputed
+    o, t = dict(free_blocks=(24, 'Q'), free_inodes=(36, 'I'), state=(64, 'I'), flags=(68, 'I'))[a[0]]
+    wr(1024 + o, struct.pack('<' + t, int(a[1], 0)))
+    wr(1024 + 1020, struct.pack('<I', zlib.crc32(rd(1024, 1020))))
+else: sys.exit('unknown command ' + cmd)
+PY
+)
+
+edit() {
+	python3 -c "$EDIT_PY" "$IMG" "$@"
+}
+
+# A populated image: files (one with an indirect block), a hard link,
+# nested directories, symlinks, a fifo, a directory of twenty files.
+mkpop() {
+	local src=$T/src i
+	mkdir -p "$src/d1/d2" "$src/e"
+	echo hi >"$src/f1"
+	head -c 100000 /dev/zero | tr '\0' a >"$src/big"
+	ln "$src/f1" "$src/d1/hard"
+	ln -s f1 "$src/sl"
+	ln -s "$(printf 'y%.0s' $(seq 200))" "$src/longsl"
+	mkfifo "$src/fifo"
+	for i in $(seq 20); do echo "$i" >"$src/e/file$i"; done
+	rm -f "$IMG"
+	"$MKFS" -q -d "$src" "$@" "$IMG" 16M
+}
+
+setup() {
+	IMG=$T/img
+}
+
+# damage_case 'EDIT...': a populated image, damaged by `edit EDIT...`
+# (evaluated once the image exists, so it may ask the editor for numbers);
+# the first fsck -fy must repair (exit 1) and leave what a second full
+# check finds clean (exit 0).  $first holds the first run's output.
+damage_case() {
+	mkpop
+	eval "edit $*"
+	run "$FSCK" -fy "$IMG"
+	first=$output
+	echo "first run: $first"
+	[ "$status" -eq 1 ]
+	run "$FSCK" -fn "$IMG"
+	echo "second run: $output"
+	[ "$status" -eq 0 ]
+}
+
+# first_has TEXT: the first run said TEXT.
+first_has() {
+	[[ $first == *"$1"* ]] || { echo "missing: $1"; return 1; }
+}
+
+# ---- clean images ---------------------------------------------------------
+
+@test "a fresh image is clean" {
+	mkimg "$IMG"
+	run "$FSCK" -f "$IMG"
+	assert_success
+	assert_output --partial "2/1024 files"
+}
+
+@test "a populated image is clean, and so is a checked one" {
+	mkpop
+	run "$FSCK" -fn "$IMG"
+	assert_success
+	run "$FSCK" -fy "$IMG"
+	assert_success
+	refute_output --partial "MODIFIED"
+}
+
+@test "a populated tree from mktree is clean" {
+	require_mktree
+	"$MKTREE" --files 300 "$T/tree" >/dev/null
+	mkimg "$IMG" 64M -d "$T/tree"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+@test "a clean image is not checked without -f" {
+	mkimg "$IMG"
+	run "$FSCK" "$IMG"
+	assert_success
+	assert_output "$IMG: clean, 2/1024 files, 69/4096 blocks"
+}
+
+@test "an image marked as needing a check is checked without -f" {
+	mkimg "$IMG"
+	edit sbset flags 1
+	run "$FSCK" -y "$IMG"
+	assert_success
+	assert_output --partial "Pass 5"
+	run "$FSCK" "$IMG"
+	assert_output --partial "clean"
+}
+
+@test "a repair records the check in the superblock" {
+	mkpop
+	edit iset /f1 links 9
+	"$FSCK" -fy "$IMG" || true
+	run "$DUMP" -h "$IMG"
+	assert_output --regexp "Filesystem state: +clean"
+	assert_output --regexp "Last check result: +1"
+}
+
+# ---- options and exit codes -------------------------------------------------
+
+@test "fsck -n never opens the image for writing" {
+	mkpop
+	edit iset /f1 links 9
+	edit bit block "$(edit freeblock)" 1
+	edit dcsum /d1
+	before=$(sha "$IMG")
+	chmod 0444 "$IMG"
+	run "$FSCK" -fn "$IMG"
+	assert_failure 4
+	assert_output --partial "Fix? no"
+	[ "$(sha "$IMG")" = "$before" ]
+}
+
+@test "fsck without a terminal and without -n, -y or -p answers no" {
+	mkpop
+	edit iset /f1 links 9
+	before=$(sha "$IMG")
+	run "$FSCK" -f "$IMG" </dev/null
+	assert_failure 4
+	[ "$(sha "$IMG")" = "$before" ]
+}
+
+@test "usage errors exit 16" {
+	run "$FSCK"
+	assert_failure 16
+	run "$FSCK" -n -y "$T/x"
+	assert_failure 16
+	run "$FSCK" -p -n "$T/x"
+	assert_failure 16
+	run "$FSCK" --bogus "$T/x"
+	assert_failure 16
+	run "$FSCK" a b
+	assert_failure 16
+	run "$FSCK" -s nonsense "$T/x"
+	assert_failure 16
+}
+
+@test "--help and --version exit 0" {
+	run "$FSCK" --help
+	assert_success
+	assert_output --partial "Usage: fsck.sufs"
+	run "$FSCK" --version
+	assert_success
+	assert_output --partial "fsck.sufs (sufs)"
+}
+
+@test "a missing image exits 8" {
+	run "$FSCK" -n "$T/missing"
+	assert_failure 8
+	assert_output --partial "No such file"
+}
+
+@test "a zero-length image exits 8" {
+	: >"$IMG"
+	run "$FSCK" -n "$IMG"
+	assert_failure 8
+	assert_output --partial "not a sufs file system"
+}
+
+@test "an image that is not sufs exits 8" {
+	head -c 1048576 /dev/urandom >"$IMG"
+	run "$FSCK" -fy "$IMG"
+	assert_failure 8
+	assert_output --partial "not a sufs file system"
+}
+
+@test "a truncated image exits 8" {
+	mkimg "$IMG"
+	truncate -s 8M "$IMG"
+	run "$FSCK" -fy "$IMG"
+	assert_failure 8
+	assert_output --partial "shorter than its superblock says"
+}
+
+@test "--json reports every problem with its code and whether it was fixed" {
+	mkpop
+	edit iset /f1 links 9
+	run "$FSCK" -fy --json "$IMG"
+	assert_failure 1
+	python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["status"] == 1, r
+p = r["problems"]
+assert [(x["name"], x["code"], x["leak"], x["fixed"]) for x in p] == [("links_high", 0x404, True, True)], p
+assert [x["pass"] for x in r["passes"]] == [0, 1, 2, 3, 4, 5], r["passes"]
+' "$output"
+}
+
+@test "-C FD writes progress numbers to FD" {
+	mkpop
+	run "$FSCK" -fn -C 3 "$IMG" 3>"$T/progress"
+	assert_success
+	grep -q "^1 1024 1024 $IMG\$" "$T/progress"
+	grep -q "^5 1 1 $IMG\$" "$T/progress"
+}
+
+# ---- leak-only and preen ----------------------------------------------------
+
+@test "-L repairs a leak" {
+	mkpop
+	edit iset /f1 links 9
+	run "$FSCK" -fL "$IMG"
+	assert_failure 1
+	assert_output --partial "link count is 9, should be 2"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+@test "-L refuses anything worse than a leak and changes nothing" {
+	mkpop
+	edit iset /f1 links 9
+	edit dset / big ino 900
+	before=$(sha "$IMG")
+	run "$FSCK" -fL "$IMG"
+	assert_failure 4
+	assert_output --partial "names free inode 900"
+	assert_output --partial "nothing was changed"
+	[ "$(sha "$IMG")" = "$before" ]
+}
+
+@test "-p fixes leaks silently" {
+	mkpop
+	edit iset /f1 links 9
+	edit bit block "$(edit freeblock)" 1
+	edit dset / big ino 0
+	run "$FSCK" -fp "$IMG"
+	assert_failure 1
+	assert_output --regexp "^$IMG: [0-9]+/1024 files, [0-9]+/4096 blocks\$"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+@test "-p stops with UNEXPECTED INCONSISTENCY on what is not a leak" {
+	mkpop
+	edit dset / big ino 900
+	run "$FSCK" -fp "$IMG"
+	assert_failure 4
+	assert_output --partial "UNEXPECTED INCONSISTENCY; RUN fsck.sufs MANUALLY."
+	run "$FSCK" -fn "$IMG"
+	assert_failure 4
+}
+
+# ---- superblock ------------------------------------------------------------------
+
+@test "a primary superblock with a bad checksum is replaced from its backup" {
+	mkpop -g 1024
+	edit sbbreak 40
+	run "$FSCK" -n "$IMG"
+	assert_failure 4
+	assert_output --partial "using the backup at byte"
+	run "$FSCK" -y "$IMG"
+	assert_failure 1
+	assert_output --partial "Rewrite the primary? yes"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+	refute_output --partial "backup"
+}
+
+@test "a zeroed primary superblock is found again from the default geometry" {
+	mkimg "$IMG" 16M -b 1024
+	edit sbzero
+	run "$FSCK" -y "$IMG"
+	assert_failure 1
+	assert_output --partial "bad magic number"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+@test "a superblock whose checksum alone is bad, without a backup, is sealed again" {
+	mkimg "$IMG"
+	edit sbbreak 900
+	run "$FSCK" -n "$IMG"
+	assert_failure 4
+	assert_output --partial "superblock checksum does not match, and there is no good backup"
+	run "$FSCK" -y "$IMG"
+	assert_failure 1
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+@test "-s chooses a backup superblock by block number and block size" {
+	mkimg "$IMG" 16M -b 1024
+	edit sbzero
+	run "$FSCK" -fy -s 8192:1024 "$IMG"
+	assert_failure 1
+	assert_output --partial "using the backup at byte 8388608"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+@test "unknown superblock flags are cleared" {
+	mkimg "$IMG"
+	edit sbset flags 0x81
+	run "$FSCK" -y "$IMG"
+	assert_failure 1
+	assert_output --partial "Superblock field flags is 129, should be 1.  Fix? yes"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+# ---- pass 1: inodes and block maps ---------------------------------------------
+
+@test "an inode with a stale checksum gets a new one" {
+	damage_case iset /big size 100001 raw
+	first_has "checksum does not match"
+}
+
+@test "a wrong block count is a leak and is fixed" {
+	damage_case iset /big blocks 99
+	first_has "block count is 99, should be 26"
+}
+
+@test "a block pointer outside the data area is cleared" {
+	damage_case iset /big b2 99999
+	first_has "block #2 points to 99999, outside the data area"
+}
+
+@test "a block mapped past the size is cleared" {
+	damage_case iset /big size 4096
+	first_has "past its size 4096"
+}
+
+@test "an invalid file type clears the inode" {
+	damage_case iset /f1 mode 0o170644
+	first_has "invalid file type"
+	first_has "names free inode"
+}
+
+@test "a fast symlink with a wrong size is cleared" {
+	damage_case iset /sl size 0
+	first_has "ymbolic link inode"
+}
+
+@test "a long symlink whose block pointer is bad is cleared" {
+	damage_case iset /longsl b0 5
+	first_has "block #0 points to 5, outside the data area"
+	first_has "is invalid (no block)"
+}
+
+@test "a block pointer shared by two files is cloned" {
+	mkpop
+	edit iset /big b3 "$(edit iget /f1 b0)"
+	run "$FSCK" -fy "$IMG"
+	assert_failure 1
+	assert_output --partial "is claimed by another inode too.  Clone? yes"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+	[ "$(edit iget /f1 b0)" != "$(edit iget /big b3)" ]
+}
+
+# ---- pass 2: directories ----------------------------------------------------------
+
+@test "an entry pointing at a free inode is cleared, not counted a leak" {
+	damage_case dset / f1 ino 900
+	first_has "Entry 'f1' in directory inode 2 names free inode 900.  Clear? yes"
+	first_has "link count is 2, should be 1"
+}
+
+@test "an entry with an inode number out of range is cleared" {
+	damage_case dset / f1 ino 5000
+	first_has "out of range"
+}
+
+@test "a directory block with a bad checksum gets a new one" {
+	damage_case dcsum /d1
+	first_has "block #0"
+	first_has "checksum does not match"
+}
+
+@test "a wrong file type in an entry is fixed" {
+	damage_case dset / big ftype 2
+	first_has "has file type 2, should be 1"
+}
+
+@test "a second name for a directory is cleared" {
+	mkpop
+	edit dset / f1 ino "$(edit ino /d1/d2)"
+	edit dset / f1 ftype 2
+	run "$FSCK" -fy "$IMG"
+	assert_failure 1
+	assert_output --partial "second link to directory"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+@test "a malformed directory block is salvaged" {
+	damage_case dset /e file5 reclen 3
+	first_has "is malformed"
+}
+
+# ---- pass 3: connectivity ---------------------------------------------------------
+
+@test "a detached directory goes to lost+found" {
+	mkpop
+	d1=$(edit ino /d1)
+	edit dset / d1 ino 0
+	run "$FSCK" -fy "$IMG"
+	assert_failure 1
+	assert_output --partial "Unattached directory inode $d1 ('..' is 2).  Connect to /lost+found? yes"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+	[ "$(edit ino "/lost+found/#$d1")" = "$d1" ]
+	edit ino "/lost+found/#$d1/d2"
+}
+
+@test "a detached empty directory is a leak and is cleared" {
+	damage_case dset /d1 d2 ino 0
+	first_has "Unattached empty directory inode"
+	first_has "link count is 3, should be 2"
+}
+
+@test "a directory loop unreachable from the root is broken into lost+found" {
+	mkpop
+	d1=$(edit ino /d1)
+	edit dset /d1 hard ino "$d1"
+	edit dset /d1 hard ftype 2
+	edit dset / d1 ino 0
+	run "$FSCK" -fy "$IMG"
+	assert_failure 1
+	assert_output --partial "Directory inode $d1 is in a loop unreachable from the root"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+	edit ino "/lost+found/#$d1/d2"
+}
+
+@test "a wrong '..' is fixed" {
+	mkpop
+	edit dset /d1/d2 .. ino "$(edit ino /e)"
+	run "$FSCK" -fy "$IMG"
+	assert_failure 1
+	assert_output --partial "'..' in directory inode $(edit ino /d1/d2) is $(edit ino /e), should be $(edit ino /d1)"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+# ---- pass 4: reference counts -----------------------------------------------------
+
+@test "a link count too high is a leak and is lowered" {
+	damage_case iset /f1 links 5
+	first_has "link count is 5, should be 2"
+}
+
+@test "a link count too low is raised" {
+	damage_case iset /d1/hard links 1
+	first_has "link count is 1, should be 2"
+}
+
+@test "an unattached file with data goes to lost+found" {
+	mkpop
+	big=$(edit ino /big)
+	edit dset / big ino 0
+	run "$FSCK" -fy "$IMG"
+	assert_failure 1
+	assert_output --partial "Unattached inode $big (size 100000).  Connect to /lost+found? yes"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+	[ "$(edit ino "/lost+found/#$big")" = "$big" ]
+}
+
+@test "an unattached file with a link count of 0 is cleared, not connected" {
+	mkpop
+	big=$(edit ino /big)
+	edit iset /big links 0
+	edit dset / big ino 0
+	run "$FSCK" -fy "$IMG"
+	assert_failure 1
+	assert_output --partial "Unattached inode $big (size 100000).  Clear? yes"
+	refute_output --partial "lost+found"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+@test "an unattached empty file is cleared" {
+	mkpop
+	edit iset /f1 size 0
+	edit iset /f1 b0 0
+	edit iset /f1 blocks 0
+	edit dset / f1 ino 0
+	edit dset /d1 hard ino 0
+	run "$FSCK" -fy "$IMG"
+	assert_failure 1
+	assert_output --partial "Unattached zero-length inode"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+# ---- pass 5: bitmaps and summaries -------------------------------------------------
+
+@test "a used block marked free is marked in use, not counted a leak" {
+	damage_case 'bit block $(edit iget /f1 b0) 0'
+	first_has "in use but marked free.  Mark in use? yes"
+}
+
+@test "a free block marked in use is a leak and is freed" {
+	damage_case 'bit block $(edit freeblock) 1'
+	first_has "marked in use but used by nothing.  Free? yes"
+}
+
+@test "a free inode marked in use is a leak and is freed" {
+	damage_case bit inode 1000 1
+	first_has "Inode 1000 marked in use but free.  Free? yes"
+}
+
+@test "an inode in use marked free is marked in use" {
+	damage_case 'bit inode $(edit ino /big) 0'
+	first_has "in use but marked free"
+}
+
+@test "wrong free counts in the summaries are fixed" {
+	damage_case sbset free_blocks 7
+	first_has "Superblock summary is wrong"
+}
