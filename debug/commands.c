@@ -1242,6 +1242,27 @@ const struct command commands[] = {
 	  "print the superblock", cmd_super, 0 },
 	{ "groups", { NULL }, "",
 	  "one line per group: layout, free counts, checksum", cmd_groups, 0 },
+	/* the modifying commands: the operation script language (sufs-replay(8)) */
+	{ "mkdir", { NULL }, "PATH [MODE]", "make a directory", cmd_script, CMD_NEEDS_WRITE },
+	{ "create", { NULL }, "PATH [MODE]", "make an empty file", cmd_script, CMD_NEEDS_WRITE },
+	{ "mknod", { NULL }, "PATH c|b|p|s [MAJOR MINOR] [MODE]",
+	  "make a device node, fifo or socket", cmd_script, CMD_NEEDS_WRITE },
+	{ "write", { NULL }, "PATH OFFSET LENGTH [SEED]",
+	  "write LENGTH pattern bytes (from SEED) at OFFSET", cmd_script, CMD_NEEDS_WRITE },
+	{ "truncate", { NULL }, "PATH SIZE", "grow or shrink a file", cmd_script, CMD_NEEDS_WRITE },
+	{ "link", { "ln", NULL }, "OLDPATH NEWPATH", "make a hard link", cmd_script,
+	  CMD_NEEDS_WRITE },
+	{ "unlink", { "rm", NULL }, "PATH", "remove a name", cmd_script, CMD_NEEDS_WRITE },
+	{ "rename", { "mv", NULL }, "OLD NEW", "rename or move", cmd_script, CMD_NEEDS_WRITE },
+	{ "symlink", { NULL }, "TARGET PATH", "make a symbolic link", cmd_script,
+	  CMD_NEEDS_WRITE },
+	{ "rmdir", { NULL }, "PATH", "remove an empty directory", cmd_script, CMD_NEEDS_WRITE },
+	{ "chmod", { NULL }, "MODE PATH", "change permissions", cmd_script, CMD_NEEDS_WRITE },
+	{ "chown", { NULL }, "UID:GID PATH", "change the owner", cmd_script, CMD_NEEDS_WRITE },
+	{ "utimes", { NULL }, "PATH ATIME MTIME", "set access and modification times",
+	  cmd_script, CMD_NEEDS_WRITE },
+	{ "fsync", { NULL }, "PATH", "make a file durable", cmd_script, CMD_NEEDS_WRITE },
+	{ "sync", { NULL }, "", "write back everything pending", cmd_script, CMD_NEEDS_WRITE },
 	{ NULL, { NULL }, NULL, NULL, NULL, 0 }
 };
 

@@ -40,6 +40,9 @@ struct command {
 
 extern const struct command commands[];
 
+/* modify.c: run argv as a line of the operation script language */
+int cmd_script(struct session *s, int argc, char **argv);
+
 /* The row whose name or alias is `name`, or NULL. */
 const struct command *command_find(const char *name);
 

@@ -464,18 +464,6 @@ void deps_cancel(struct sufs_fs *fs, struct buf *b)
 		upd_free(fs, b->upds);
 }
 
-/* Forget the pending updates that lie within [off, off+len) of b. */
-void deps_cancel_range(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len)
-{
-	struct upd *u, *next;
-
-	for (u = b->upds; u; u = next) {
-		next = u->bnext;
-		if (u->off >= off && u->off + u->len <= off + len)
-			upd_free(fs, u);
-	}
-}
-
 /* Run deferred work whose updates are all on disk. */
 static int run_deferred(struct sufs_fs *fs)
 {

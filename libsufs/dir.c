@@ -403,12 +403,12 @@ int dir_set(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din, cons
 	if (rc)
 		return rc;
 	*old = get32(b->data + off + DE_INO);
-	if (ino) {
-		buf_update(fs, b, off + DE_FTYPE, 1, kind, NULL);
-		b->data[off + DE_FTYPE] = (uint8_t)ftype;
-	}
-	u = buf_update(fs, b, off + DE_INO, 4, kind, w);
+	/* the inode number and the file type change together, in one update:
+	 * an entry never names one inode with another's type */
+	u = buf_update(fs, b, off, SUFS_DIRENT_HDR, kind, w);
 	put32(b->data + off + DE_INO, ino);
+	if (ino)
+		b->data[off + DE_FTYPE] = (uint8_t)ftype;
 	if (!ino && (h = dirhash_get(fs, dir, din)) != NULL)
 		dirhash_remove(fs, h, name, len, lblk, off, b->data);
 	buf_put(fs, b);

@@ -370,49 +370,23 @@ static int freeing_run(struct sufs_fs *fs, void *arg)
 	return err;
 }
 
-/* Where an inode's bytes are: its table block (if cached) and offset. */
-static struct buf *inode_buf(struct sufs_fs *fs, uint32_t ino, uint32_t *off)
-{
-	struct sufs_group_layout l;
-	uint32_t g = (ino - 1) / fs->sb.inodes_per_group, idx = (ino - 1) % fs->sb.inodes_per_group;
-
-	sufs_group_layout(&fs->sb, g, &l);
-	*off = (idx % fs->inodes_per_block) * SUFS_INODE_SIZE;
-	return cache_lookup(fs, l.inode_table + idx / fs->inodes_per_block);
-}
-
-/*
- * Has the inode never reached the disk?  True while its initialisation (an
- * update of the whole inode, from zeros) is pending: then nothing on disk
- * can point to it or to its blocks (every name and pointer waits for it).
- */
-static int never_written(struct sufs_fs *fs, uint32_t ino)
-{
-	uint32_t off;
-	struct buf *b = inode_buf(fs, ino, &off);
-	struct upd *u;
-
-	for (u = b ? b->upds : NULL; u; u = u->bnext)
-		if (u->zero_undo && u->off <= off && u->off + u->len >= off + SUFS_INODE_SIZE)
-			return 1;
-	return 0;
-}
-
 /*
  * Free an inode no name reaches any more: it is zeroed on disk once w is
  * (the removal of its last name), and its blocks and number go back to the
- * bitmaps once the zeroed inode is on disk.  An inode that never reached
- * the disk goes at once, with everything pending for it: its data is never
- * written (as FreeBSD cancels the dependencies of a file removed early).
+ * bitmaps once the zeroed inode is on disk.
+ *
+ * (Cancelling what a file that never reached the disk still has pending,
+ * as FreeBSD does, would save writing its data; done naively it let an
+ * older name of the file reach the disk naming a zeroed inode, so it waits
+ * for a version that follows every pending name of the inode.)
  */
 static int inode_free(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 		      const struct waits *w)
 {
 	struct sufs_inode zero;
 	struct freeing *f = calloc(1, sizeof(*f));
-	uint32_t off;
 	upd_id z;
-	int err, now = 0;
+	int err;
 
 	if (!f)
 		return -ENOMEM;
@@ -421,13 +395,6 @@ static int inode_free(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode 
 	if (f->was_dir)
 		dirhash_drop(fs, ino);
 	err = inode_walk(fs, ino, in, collect_fn, &f->blocks);
-	if (!err && fs->mode != SUFS_MODE_ASYNC && never_written(fs, ino)) {
-		struct buf *ib = inode_buf(fs, ino, &off); /* sets off: call it first */
-
-		deps_cancel_range(fs, ib, off, SUFS_INODE_SIZE);
-		w = NULL;
-		now = 1;
-	}
 	if (!err) {
 		memset(&zero, 0, sizeof(zero));
 		err = inode_store(fs, ino, &zero, UPD_FREEFILE, w, &z);
@@ -437,7 +404,7 @@ static int inode_free(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode 
 		free(f);
 		return err;
 	}
-	return now ? freeing_run(fs, f) : deps_defer(fs, &z, 1, freeing_run, f);
+	return deps_defer(fs, &z, 1, freeing_run, f);
 }
 
 /* ---- creating names ---------------------------------------------------------- */

@@ -240,7 +240,6 @@ int deps_drain(struct sufs_fs *fs);
 int deps_flush_set(struct sufs_fs *fs, upd_id *ids, size_t n);
 int deps_check(struct sufs_fs *fs);
 void deps_cancel(struct sufs_fs *fs, struct buf *b);
-void deps_cancel_range(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len);
 void deps_destroy(struct sufs_fs *fs);
 const char *deps_kind_name(unsigned kind);
 

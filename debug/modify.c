@@ -1,0 +1,40 @@
+/*
+ * modify.c - sufs-debug's modifying commands (with -w): the operation
+ * script language of sufs-replay (replay/script.c), one command per
+ * operation, run from the current directory.  The changes stay in memory
+ * under the write mode's policy until they are written back (sync, quit).
+ */
+#include "config.h"
+#include "commands.h"
+#include "script.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int cmd_script(struct session *s, int argc, char **argv)
+{
+	struct script_ctx ctx;
+	char err[512], *line = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&line, &len);
+	int i, rc;
+
+	if (!f)
+		return fail(argv[0], NULL, "out of memory");
+	for (i = 0; i < argc; i++) {
+		/* an alias (ln, mv, rm) runs under the operation's own name */
+		const char *w = i ? argv[i] : command_find(argv[0])->name;
+		if (i)
+			fputc(' ', f);
+		script_quote(f, w, strlen(w));
+	}
+	fclose(f);
+	script_ctx_init(&ctx, s->fs, getuid(), getgid());
+	ctx.cwd = s->cwd;
+	rc = script_exec_line(s->fs, line, &ctx, err, sizeof(err));
+	free(line);
+	if (rc == SCRIPT_OK)
+		return 0;
+	return fail(argv[0], NULL, "%s", err);
+}

@@ -1,0 +1,111 @@
+#!/usr/bin/env bats
+# sufs-debug -w: the modifying commands are the operation script language
+# of sufs-replay, run from the current directory, each one a library call.
+
+load helper
+
+setup() {
+	IMG=$T/img
+	mkimg "$IMG" 16M
+}
+
+w() { "$DEBUG" -w -f - "$IMG"; }
+
+@test "every modifying command works through sufs-debug -w and the result is on disk" {
+	run w <<'EOF2'
+mkdir /d 0750
+cd /d
+create f 0600
+write f 0 10000 3
+mknod fifo p
+mknod null c 1 3 0666
+symlink f s
+link f hard
+rename hard moved
+truncate f 5000
+chmod 0640 f
+chown 12:34 f
+utimes f 1000000000 1100000000.5
+fsync f
+mkdir gone
+rmdir gone
+create tmp
+unlink tmp
+sync
+EOF2
+	assert_success
+	run "$DEBUG" -R "ls -l /d" "$IMG"
+	assert_success
+	assert_line --regexp ' -rw-r-----  +2 +12 +34 +5000 .* f$'
+	assert_line --regexp 'prw-r--r-- .* fifo$'
+	assert_line --regexp 'crw-rw-rw- .* 1, +3 .* null$'
+	assert_output --partial 's -> f'
+	assert_line --regexp ' moved$'
+	refute_output --partial gone
+	refute_output --partial tmp
+	run "$DEBUG" -R "stat /d/f" "$IMG"
+	assert_output --partial "mtime: 1100000000.500000000"
+	run "$DEBUG" -R "cat /d/moved" "$IMG"
+	[ "${#output}" -eq 5000 ] || [ "$(printf '%s' "$output" | wc -c)" -le 5000 ]
+}
+
+@test "aliases ln, mv and rm run the operations they name" {
+	printf 'create /a\nln /a /b\nmv /b /c\nrm /a\n' | w
+	run "$DEBUG" -R "ls /" "$IMG"
+	assert_output --partial c
+	refute_line a
+	refute_line b
+}
+
+@test "modifying commands are refused without -w and the image is unchanged" {
+	before=$(sha "$IMG")
+	run "$DEBUG" -R "mkdir /x" "$IMG"
+	assert_failure 1
+	assert_output --partial "read-only"
+	[ "$(sha "$IMG")" = "$before" ]
+}
+
+@test "each POSIX error of an operation is reported with its name and a non-zero status" {
+	printf 'mkdir /d\ncreate /d/f\nmkdir /e\ncreate /e/x\n' | w
+	for line in "unlink /nope:ENOENT" "mkdir /d:EEXIST" "rmdir /e:ENOTEMPTY" \
+		"create /d/f/x:ENOTDIR" "unlink /d:EISDIR" "rename /d /d/sub:EINVAL" \
+		"rmdir /d/f:ENOTDIR" "create /$(printf 'n%.0s' {1..256}):ENAMETOOLONG"; do
+		cmd=${line%:*} err=${line##*:}
+		run "$DEBUG" -w -R "$cmd" "$IMG"
+		assert_failure 1
+		assert_output --partial "($err)"
+	done
+}
+
+@test "the -f run goes on after a failed command and exits 1" {
+	run w <<'EOF2'
+unlink /nope
+mkdir /after
+EOF2
+	assert_failure 1
+	run "$DEBUG" -R "ls /" "$IMG"
+	assert_output --partial after
+}
+
+@test "a bad line names the problem" {
+	run "$DEBUG" -w -R "write /f zero 10" "$IMG"
+	assert_failure 1
+	assert_output --partial "sufs-debug: write:"
+}
+
+@test "running out of space is ENOSPC and what was made before stays" {
+	mkimg "$IMG" 1M -b 1024
+	run "$DEBUG" -w -R "create /big" "$IMG"
+	assert_success
+	run "$DEBUG" -w -R "write /big 0 2M 1" "$IMG"
+	assert_failure 1
+	assert_output --partial "(ENOSPC)"
+	run "$DEBUG" -R "ls -l /" "$IMG"
+	assert_output --partial big
+}
+
+@test "relative paths start at the current directory" {
+	printf 'mkdir /a\ncd /a\nmkdir b\ncd b\ncreate c\n' | w
+	run "$DEBUG" -R "ls /a/b" "$IMG"
+	assert_line c
+}
