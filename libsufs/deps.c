@@ -40,7 +40,9 @@
  *   (2) An update that overlaps a pending update that may be undone waits
  *       for it, or is merged into it.  So undoing newest first restores
  *       exactly the bytes of what is undone, and never a newer change's.
- *       (An update that is never undone can be overlapped freely.)
+ *       (An update that is never undone can be overlapped freely; and
+ *       one widened by a merge over newer changes that are never undone
+ *       keeps them in its old bytes.)
  *       Enforced by deps_update().
  *   (3) An update that has no old bytes is allowed in every write: it was
  *       created waiting for nothing.  (Old bytes that are all zero are
@@ -742,7 +744,10 @@ int deps_check(struct sufs_fs *fs)
 			for (o = u->b->upds; o != u; o = o->bnext) {
 				if (!o)
 					return -EFAULT;  /* not on its buffer's list */
-				if (!undoable(o) || !overlaps(o, u->off, u->len))
+				/* a newer update that is never undone can overlap an
+				 * older one only where a merge widened the older one
+				 * over it, keeping its bytes as the old ones: safe */
+				if (!undoable(o) || !undoable(u) || !overlaps(o, u->off, u->len))
 					continue;
 				for (e = u->befores; e && e->before != o; e = e->next_before)
 					;

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "sufs_int.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
@@ -437,6 +438,10 @@ int fs_op_end(struct sufs_fs *fs, int err)
 
 	if (!(fs->flags & SUFS_OPEN_RDWR))
 		return err;
+#ifdef SUFS_DEBUG
+	/* debug builds check the engine's invariants after every operation */
+	assert(deps_check(fs) == 0);
+#endif
 	switch (fs->mode) {
 	case SUFS_MODE_SYNC:
 		/* deferred frees make bitmap updates of their own: until none */
