@@ -83,9 +83,9 @@ int parse_i64(const char *s, int64_t *out)
 	return 0;
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
+size_t utf8_len(const void *str, size_t n)
 {
+	const unsigned char *s = str;
 	size_t len, i;
 	uint32_t cp;
 
@@ -114,6 +114,18 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
 	return len;
+}
+
+size_t utf8_printable(const void *str, size_t n)
+{
+	const unsigned char *s = str;
+	size_t k;
+
+	if (s[0] < 0x80)
+		return 0;
+	k = utf8_len(s, n);
+	/* C1 controls, U+0080 to U+009F, are not printable */
+	return k && !(s[0] == 0xc2 && s[1] < 0xa0) ? k : 0;
 }
 
 void json_str(FILE *f, const char *str, size_t n)

@@ -5,6 +5,7 @@
 #ifndef SUFS_UTIL_H
 #define SUFS_UTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -23,6 +24,12 @@ void print_version(void);
 int parse_u64(const char *s, uint64_t *out);
 int parse_u32(const char *s, uint32_t *out);
 int parse_i64(const char *s, int64_t *out);
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if none. */
+size_t utf8_len(const void *s, size_t n);
+/* The same for a printable character outside ASCII (not a C1 control);
+ * 0 for ASCII bytes and anything else. */
+size_t utf8_printable(const void *s, size_t n);
 
 /* A JSON string literal, quotes included, bytes >= 0x80 passed through
  * when they are valid UTF-8 and escaped as \u00XX otherwise. */

@@ -42,35 +42,6 @@ int fail(const char *cmd, const char *arg, const char *fmt, ...)
 	return 1;
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if none. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	size_t len, i;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		len = 2, cp = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		len = 3, cp = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 /* Escape name into out (room for 4 * len + 1 bytes); returns the length. */
 static size_t escape_into(const char *name, size_t len, char *out)
 {
@@ -87,9 +58,7 @@ static size_t escape_into(const char *name, size_t len, char *out)
 		} else if (c >= 0x20 && c < 0x7f) {
 			out[o++] = (char)c;
 			i++;
-		} else if (c >= 0x80 && (k = utf8_seq(s + i, len - i)) != 0 &&
-			   !(c == 0xc2 && s[i + 1] < 0xa0)) {
-			/* printable UTF-8 (C1 controls, U+0080 to U+009F, are not) */
+		} else if ((k = utf8_printable(s + i, len - i)) != 0) {
 			memcpy(out + o, s + i, k);
 			o += k;
 			i += k;

@@ -137,37 +137,6 @@ static void j_range(struct json *j, const char *key, uint64_t first, uint64_t la
 
 /* ---- text helpers -------------------------------------------------------------- */
 
-/* Length of a valid UTF-8 sequence for a printable code point at s, else 0. */
-static size_t utf8_printable(const unsigned char *s, size_t n)
-{
-	size_t len, i;
-	uint32_t cp;
-
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		len = 2;
-		cp = s[0] & 0x1fu;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		len = 3;
-		cp = s[0] & 0x0fu;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4;
-		cp = s[0] & 0x07u;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3fu);
-	}
-	if (cp < 0xa0 || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 /* Bytes from the image, made safe for a terminal: printable ASCII and
  * UTF-8 as they are, a backslash doubled, anything else as \xHH. */
 static void put_escaped(FILE *f, const char *str, size_t n)

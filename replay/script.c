@@ -169,35 +169,6 @@ static int split_words(const char *line, struct words *w, const char **why)
 	return 0;
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if none. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	size_t len, i;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		len = 2, cp = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		len = 3, cp = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp < 0xa0))
-		return 0;
-	return len;
-}
-
 static int is_plain(const char *word, size_t len)
 {
 	size_t i;
@@ -239,7 +210,7 @@ void script_quote(FILE *f, const char *word, size_t len)
 		} else if (c >= 0x20 && c < 0x7f) {
 			fputc(c, f);
 			i++;
-		} else if (c >= 0x80 && (k = utf8_seq(s + i, len - i)) != 0) {
+		} else if ((k = utf8_printable(s + i, len - i)) != 0) {
 			fwrite(s + i, 1, k, f);
 			i += k;
 		} else {
