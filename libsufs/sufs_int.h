@@ -204,7 +204,6 @@ struct sufs_fs {
 	unsigned dirty_percent;
 	unsigned max_age_ms;
 	double last_epoch;              /* monotonic seconds */
-	int in_op;                      /* an operation is under way: no write-back */
 	struct dirhash *dirhash[32];    /* indexes of large directories (dirhash.c) */
 	uint64_t dirhash_clock;
 	/* called for each block written (the debugger's flush view) */
