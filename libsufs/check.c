@@ -49,6 +49,8 @@ struct dirinfo {
 	uint32_t parent;        /* the directory whose entry names it (0: none) */
 	uint32_t mark;          /* pass 3: 1 reaches the root, else a walk's stamp */
 	uint32_t entries;       /* live entries other than '.' and '..' */
+	uint64_t name_blk;      /* where the entry naming it is (pass 2) */
+	uint32_t name_off;
 	uint8_t cleared;
 };
 
@@ -95,6 +97,8 @@ struct chk {
 	int alloc_ready;        /* on-disk bitmaps agree with the found ones */
 	int alloc_unsafe;       /* they could not be made to */
 	int dotdot_counted;
+	uint64_t cur_pblk;      /* pass 2: the directory block being checked */
+	uint8_t *cur_blk;
 	unsigned polls;
 	struct held *held;
 	size_t nheld, capheld;
@@ -1112,6 +1116,73 @@ static uint32_t check_dots(struct chk *c, struct dirinfo *d, uint8_t *blk, int *
 	return next;
 }
 
+/* What the '..' of directory t names, as its first block holds it now
+ * (0: it has no readable '..'). */
+static uint32_t peek_dotdot(struct chk *c, const struct dirinfo *t)
+{
+	struct sufs_fs *fs = c->fs;
+	uint32_t end = fs->bsize - SUFS_DIR_TAIL_SIZE, r0, ino = 0;
+	struct sufs_inode in;
+	struct buf *b;
+	uint64_t pblk;
+
+	if (inode_load(fs, t->ino, &in) != 0 || bmap_get(fs, &in, 0, &pblk) != 0 || !pblk ||
+	    pblk >= c->nblocks || buf_get(fs, pblk, BUF_DIR, &b) != 0)
+		return 0;
+	r0 = get16(b->data + DE_RECLEN);
+	if (is_name(b->data, ".") && r0 >= SUFS_DIRENT_HDR && r0 < end &&
+	    get16(b->data + r0 + DE_RECLEN) >= SUFS_DIRENT_HDR &&
+	    get16(b->data + r0 + DE_RECLEN) <= end - r0 && is_name(b->data + r0, ".."))
+		ino = get32(b->data + r0 + DE_INO);
+	buf_put(fs, b);
+	return ino;
+}
+
+/*
+ * Directory t, already named in t->parent, is named again in d.  A rename
+ * that moves a directory writes its new name first, then its '..', and
+ * removes its old name last, so a crash between leaves two names, and the
+ * one in the directory its '..' names is the one that counts: the other is
+ * left over, a leak like a link count too high.  When '..' names neither
+ * directory the second name is damage (a hard link to a directory).
+ * Returns 1 when the entry in d is to be cleared, -1 when it should be but
+ * the answer was no, and 0 when it stays and the earlier name is the one
+ * left over (removed if the answer is yes; either way counted as gone, so
+ * that what passes 3 and 4 report is what a repair leaves).
+ */
+static int second_name(struct chk *c, struct dirinfo *d, struct dirinfo *t, struct pctx *x)
+{
+	struct sufs_fs *fs = c->fs;
+	uint32_t dotdot = peek_dotdot(c, t), len;
+	char old[SUFS_NAME_MAX + 1];
+	struct pctx y = { .ino = t->ino, .dir = t->parent, .str = old };
+	struct dirinfo *p;
+	struct buf *b;
+	uint8_t *e;
+
+	if (dotdot == t->parent)
+		return fix_problem(c, SUFS_PR_DIR_STALE_NAME, x) ? 1 : -1;
+	if (dotdot != d->ino || t->name_blk == 0 || buf_get(fs, t->name_blk, BUF_DIR, &b) != 0)
+		return fix_problem(c, SUFS_PR_ENTRY_DIR_LINK, x) ? 1 : -1;
+	e = b->data + t->name_off;
+	len = e[DE_NAMELEN];
+	memcpy(old, e + DE_NAME, len);
+	old[len] = 0;
+	if (fix_problem(c, SUFS_PR_DIR_STALE_NAME, &y) && get32(e + DE_INO) == t->ino) {
+		put32(e + DE_INO, 0);
+		b->type = BUF_DIR;
+		b->csum_bad = 0;
+		b->dir_bad = 0;
+		buf_update(fs, b, 0, fs->bsize, UPD_DIRREM, NULL);
+	}
+	buf_put(fs, b);
+	uncount_link(c, t->ino);
+	p = dir_find_info(c, t->parent);
+	if (p && p->entries)
+		p->entries--;
+	return 0;
+}
+
 /* One entry other than '.' and '..'.  Returns 1 when it is to be cleared. */
 static int check_entry(struct chk *c, struct dirinfo *d, uint8_t *de, int *modified)
 {
@@ -1137,10 +1208,16 @@ static int check_entry(struct chk *c, struct dirinfo *d, uint8_t *de, int *modif
 	want = c->ftype[ino];
 	if (want == SUFS_FT_DIR) {
 		t = dir_find_info(c, ino);
-		if (t && t->parent)
-			return fix_problem(c, SUFS_PR_ENTRY_DIR_LINK, &x);
-		if (t)
+		if (t && t->parent) {
+			int k = second_name(c, d, t, &x);
+			if (k)
+				return k > 0; /* not cleared (-n): not counted either */
+		}
+		if (t) {
 			t->parent = d->ino;
+			t->name_blk = c->cur_pblk;
+			t->name_off = (uint32_t)(de - c->cur_blk);
+		}
 	}
 	x.num = de[DE_FTYPE];
 	x.num2 = want;
@@ -1187,6 +1264,8 @@ static int check_dir_block(struct chk *c, struct dirinfo *d, uint64_t lblk, uint
 	}
 	if (!csum_ok && fix_problem(c, SUFS_PR_DIR_CSUM, &x))
 		modified = 1;
+	c->cur_pblk = pblk;
+	c->cur_blk = blk;
 	off = 0;
 	if (lblk == 0) {
 		off = check_dots(c, d, blk, &modified);

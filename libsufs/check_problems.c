@@ -93,6 +93,8 @@ static const struct sufs_problem_def table[] = {
 	    "entry '%s' in directory inode %d is a second link to directory inode %i"),
 	ROW(SUFS_PR_ENTRY_FTYPE, "entry_ftype", 2, SUFS_PR_PREEN_OK, "Fix",
 	    "entry '%s' in directory inode %d has file type %n, should be %m"),
+	ROW(SUFS_PR_DIR_STALE_NAME, "dir_stale_name", 2, LEAK, "Clear",
+	    "entry '%s' in directory inode %d is a name of directory inode %i left by a rename"),
 
 	ROW(SUFS_PR_ROOT_MISSING, "root_missing", 3, 0, "Create",
 	    "the root directory is missing"),

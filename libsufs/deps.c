@@ -343,6 +343,16 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 	return u->id;
 }
 
+upd_id buf_last_update(const struct buf *b, uint32_t off, uint32_t len)
+{
+	const struct upd *u;
+
+	for (u = b->ulast; u; u = u->bprev) /* newest first */
+		if (u->off < off + len && off < u->off + u->len)
+			return u->id;
+	return 0;
+}
+
 /* ---- write images ---------------------------------------------------------------- */
 
 /* Is u allowed in the write of its block being built now? Its befores are
@@ -519,7 +529,7 @@ int deps_defer(struct sufs_fs *fs, const upd_id *waits, unsigned nwaits,
 	for (i = 0; i < nwaits; i++)
 		if (deps_find(fs, waits[i]))
 			w->waits[n++] = waits[i];
-	if (n == 0) {
+	if (n == 0 || fs->broken_rule == 2) {
 		free(w);
 		return fn(fs, arg);
 	}

@@ -206,27 +206,34 @@ int dir_lookup(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
 }
 
 /*
- * Write an entry's header and name at off (its slot is already carved),
- * then its inode number.  Carving and the name need no ordering: an entry
- * whose inode number is 0 is a harmless free slot on disk.  So the header
- * goes in first with inode number 0 (the slot may hold any bytes: a removed
- * name's), and only the inode number, from 0, waits (for w: the inode, or
- * its raised link count); undone, it reads as 0.
+ * Write an entry's header and name at off, then its inode number.  An
+ * entry whose inode number is 0 is a harmless free slot on disk, so the
+ * header goes in first with inode number 0 (the slot may hold any bytes: a
+ * removed name's), waiting only for the carving that made its slot (carve,
+ * 0 if none: the record before must reach it on disk); and the inode
+ * number, from 0, waits for the header and for w (the inode, or its raised
+ * link count); undone, it reads as 0.  Each carving waits for the record
+ * length of the entry it shortens, so every entry on disk is reachable.
  */
 static upd_id put_entry(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t reclen,
 			const char *name, size_t len, uint32_t ino, unsigned ftype,
-			const struct waits *w)
+			upd_id carve, const struct waits *w)
 {
+	struct waits hw = { 0 }, iw = { 0 };
 	uint8_t *de = b->data + off;
 	upd_id id;
 
-	buf_update(fs, b, off, (uint32_t)(SUFS_DIRENT_HDR + len), UPD_DIRADD, NULL);
+	if (w)
+		iw = *w;
+	waits_add(&hw, carve);
+	waits_add(&iw, buf_update(fs, b, off, (uint32_t)(SUFS_DIRENT_HDR + len), UPD_DIRADD,
+				  &hw));
 	put32(de + DE_INO, 0);
 	put16(de + DE_RECLEN, (uint16_t)reclen);
 	de[DE_NAMELEN] = (uint8_t)len;
 	de[DE_FTYPE] = (uint8_t)ftype;
 	memcpy(de + DE_NAME, name, len);
-	id = buf_update(fs, b, off + DE_INO, 4, UPD_DIRADD, w);
+	id = buf_update(fs, b, off + DE_INO, 4, UPD_DIRADD, &iw);
 	put32(de + DE_INO, ino);
 	return id;
 }
@@ -271,6 +278,8 @@ int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char
 	uint32_t need = dirent_size((uint32_t)len), end = dir_data_end(fs->bsize);
 	uint32_t off, reclen, used, slot_off = 0, room;
 	uint64_t n, lblk, slot_lblk = UINT64_MAX;
+	struct waits cw = { 0 };
+	upd_id carve = 0;
 	struct dirhash *h;
 	struct hfind hf;
 	struct buf *b;
@@ -328,14 +337,16 @@ int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char
 	off = slot_off;
 	reclen = get16(b->data + off + DE_RECLEN);
 	if (get32(b->data + off + DE_INO)) {
-		/* carve the new entry out of the live entry's slack */
+		/* carve the new entry out of the live entry's slack, once that
+		 * entry's record length is on disk (not its inode number) */
 		used = dirent_size(b->data[off + DE_NAMELEN]);
-		buf_update(fs, b, off + DE_RECLEN, 2, UPD_DIRADD, NULL);
+		waits_add(&cw, buf_last_update(b, off + DE_RECLEN, SUFS_DIRENT_HDR - DE_RECLEN));
+		carve = buf_update(fs, b, off + DE_RECLEN, 2, UPD_DIRADD, &cw);
 		put16(b->data + off + DE_RECLEN, (uint16_t)used);
 		off += used;
 		reclen -= used;
 	}
-	e = put_entry(fs, b, off, reclen, name, len, ino, ftype, w);
+	e = put_entry(fs, b, off, reclen, name, len, ino, ftype, carve, w);
 	if (h)
 		dirhash_add(fs, h, name, len, (uint32_t)slot_lblk, off, b->data);
 	buf_put(fs, b);
@@ -417,6 +428,22 @@ int dir_set(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din, cons
 	return 0;
 }
 
+/* The pending update of the inode number of entry `name` (to wait for
+ * it), or 0. */
+int dir_entry_pending(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
+		      const char *name, size_t len, upd_id *id)
+{
+	struct buf *b;
+	uint32_t off, lblk;
+	int rc = dir_find(fs, dir, din, name, len, &b, &off, &lblk);
+
+	if (rc)
+		return rc;
+	*id = buf_last_update(b, off + DE_INO, 4);
+	buf_put(fs, b);
+	return 0;
+}
+
 static int nonempty_fn(void *arg, const char *name, size_t len, uint32_t ino, unsigned ftype)
 {
 	(void)arg; (void)ino; (void)ftype;
@@ -441,8 +468,8 @@ int dir_init(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint32_t p
 
 	if (err)
 		return err;
-	put_entry(fs, b, 0, dot, ".", 1, ino, SUFS_FT_DIR, NULL);
-	put_entry(fs, b, dot, dir_data_end(fs->bsize) - dot, "..", 2, parent, SUFS_FT_DIR, NULL);
+	put_entry(fs, b, 0, dot, ".", 1, ino, SUFS_FT_DIR, 0, NULL);
+	put_entry(fs, b, dot, dir_data_end(fs->bsize) - dot, "..", 2, parent, SUFS_FT_DIR, 0, NULL);
 	buf_put(fs, b);
 	return 0;
 }

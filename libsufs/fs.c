@@ -89,6 +89,7 @@ void fs_free_struct(struct sufs_fs *fs)
 	free(fs->group_bad);
 	free(fs->gdt_dirty);
 	free(fs->zero);
+	free(fs->moved);
 	free(fs);
 }
 
@@ -392,6 +393,14 @@ void sufs_set_writeback(struct sufs_fs *fs, unsigned dirty_percent, unsigned max
 	fs->dirty_percent = dirty_percent > 100 ? 100 : dirty_percent;
 	fs->max_age_ms = max_age_ms;
 	fs->cache.dirty_limit = fs->cache.limit * fs->dirty_percent / 100;
+}
+
+int sufs_test_break_rule(struct sufs_fs *fs, unsigned rule)
+{
+	if (rule > 3)
+		return -EINVAL;
+	fs->broken_rule = rule;
+	return 0;
 }
 
 /* Budget of pending updates before write-back is forced. */

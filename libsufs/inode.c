@@ -74,7 +74,8 @@ static const struct { uint32_t off, end; } ordered[2] = {
 
 /*
  * Store an inode.  The change becomes updates of the ordered parts that
- * changed, each waiting for w (a new inode: one update of all of it); the
+ * changed, each waiting for w (a new or zeroed inode: one update of all
+ * of it); the
  * rest is a plain change.  *id (if not NULL) is an update that, once on
  * disk, means all of this store is (the second part waits for the first).
  */
@@ -96,7 +97,8 @@ int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 		return err;
 	old = b->data + off;
 	sufs_inode_encode(in, ino, raw);
-	if (sufs_inode_is_zero(old)) {
+	if (sufs_inode_is_zero(old) || sufs_inode_is_zero(raw)) {
+		/* made or zeroed: all of it in one update, never half */
 		last = buf_update(fs, b, off, SUFS_INODE_SIZE, kind, w);
 	} else {
 		w2 = w ? *w : (struct waits){ 0 };

@@ -498,7 +498,8 @@ static int make_node(struct sufs_fs *fs, uint32_t dir, const char *name, size_t 
 		free_inode(fs, ino, is_dir); /* nothing on disk can point to it yet */
 		return err;
 	}
-	waits_add(&ew, id);
+	if (fs->broken_rule != 1)
+		waits_add(&ew, id);
 	if (is_dir) {
 		din.links++; /* the child's ".." */
 		err = inode_store(fs, dir, &din, UPD_INODEDEP, NULL, &id);
@@ -695,23 +696,57 @@ static int drop_link(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, up
 	return inode_store(fs, ino, in, UPD_INODEDEP, &w, NULL);
 }
 
+/*
+ * A directory that rename moved keeps its old name on disk until its new
+ * name and its ".." are there.  Until that removal is on disk, a change
+ * that takes away one of its other names (rmdir, rename over it) or gives
+ * it a third (moving it again) waits for it: so a crash never leaves a
+ * directory named only where its ".." does not point, nor with more than
+ * two names (fsck keeps the one ".." confirms, a leak fix).
+ */
+static int moved_note(struct sufs_fs *fs, uint32_t ino, upd_id removal)
+{
+	if (fs->nmoved == fs->capmoved) {
+		size_t cap = fs->capmoved ? 2 * fs->capmoved : 16;
+		struct moved *p = realloc(fs->moved, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		fs->moved = p;
+		fs->capmoved = cap;
+	}
+	fs->moved[fs->nmoved++] = (struct moved){ ino, removal };
+	return 0;
+}
+
+/* Add the pending old-name removals of directory ino to w (and forget
+ * those on disk). */
+static void moved_wait(struct sufs_fs *fs, uint32_t ino, struct waits *w)
+{
+	size_t i = 0;
+
+	while (i < fs->nmoved) {
+		if (!deps_find(fs, fs->moved[i].removal)) {
+			fs->moved[i] = fs->moved[--fs->nmoved];
+			continue;
+		}
+		if (fs->moved[i].ino == ino)
+			waits_add(w, fs->moved[i].removal);
+		i++;
+	}
+}
+
 /* The update that frees ino's inode bytes, if pending (to wait for it). */
 static upd_id inode_last_update(struct sufs_fs *fs, uint32_t ino)
 {
 	struct sufs_group_layout l;
 	uint32_t g = (ino - 1) / fs->sb.inodes_per_group, idx, off;
 	struct buf *b;
-	struct upd *u;
-	upd_id last = 0;
 
 	idx = (ino - 1) % fs->sb.inodes_per_group;
 	sufs_group_layout(&fs->sb, g, &l);
 	b = cache_lookup(fs, l.inode_table + idx / fs->inodes_per_block);
 	off = (idx % fs->inodes_per_block) * SUFS_INODE_SIZE;
-	for (u = b ? b->upds : NULL; u; u = u->bnext)
-		if (u->off < off + SUFS_INODE_SIZE && off < u->off + u->len)
-			last = u->id;
-	return last;
+	return b ? buf_last_update(b, off, SUFS_INODE_SIZE) : 0;
 }
 
 static int do_unlink(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len, int rmdir)
@@ -719,7 +754,7 @@ static int do_unlink(struct sufs_fs *fs, uint32_t dir, const char *name, size_t 
 	struct sufs_inode din, in;
 	uint32_t ino, old;
 	upd_id removal;
-	struct waits pw = { 0 };
+	struct waits pw = { 0 }, rw = { 0 };
 	int err = check_name(name, len);
 
 	if (!err && is_dot(name, len))
@@ -745,8 +780,11 @@ static int do_unlink(struct sufs_fs *fs, uint32_t dir, const char *name, size_t 
 	} else if (S_ISDIR(in.mode)) {
 		return -EISDIR;
 	}
+	/* the name ".." confirms goes after any other a rename left */
+	if (rmdir)
+		moved_wait(fs, ino, &rw);
 	/* rule 3: the name goes first; the link count follows it to disk */
-	err = dir_set(fs, dir, &din, name, len, 0, 0, UPD_DIRREM, NULL, &old, &removal);
+	err = dir_set(fs, dir, &din, name, len, 0, 0, UPD_DIRREM, &rw, &old, &removal);
 	if (!err)
 		err = drop_link(fs, ino, &in, removal);
 	if (!err && rmdir) {
@@ -798,7 +836,7 @@ static int do_rename(struct sufs_fs *fs, uint32_t sdir, const char *sname, size_
 	struct sufs_inode sdin, ddin, in, tin;
 	struct waits w = { 0 }, dw = { 0 };
 	uint32_t ino, tino = 0, old;
-	upd_id raised, named, removed, id, dotdot = 0;
+	upd_id raised, named, removed, id, dotdot = 0, src = 0;
 	int is_dir, moving, err;
 
 	err = check_name(sname, slen);
@@ -847,14 +885,25 @@ static int do_rename(struct sufs_fs *fs, uint32_t sdir, const char *sname, size_
 	if (moving && !tino && ddin.links >= SUFS_LINK_MAX)
 		return -EMLINK;
 
-	/* the link count goes up before the new name exists (rule 1) ... */
+	/* a moved directory's new name waits for its old one to be on disk (if
+	 * that is still on its way), so that its ".." always confirms a name
+	 * that is on disk; ... */
+	if (moving && (err = dir_entry_pending(fs, sdir, &sdin, sname, slen, &src)) != 0)
+		return err;
+	/* ... the link count goes up before the new name exists (rule 1) ... */
 	in.links++;
 	set_now(fs, &in, 0, 0, 1);
 	err = inode_store(fs, ino, &in, UPD_INODEDEP, NULL, &raised);
 	if (err)
 		return err;
 	waits_add(&w, raised);
-	/* ... the new name, over the old target's if there is one ... */
+	waits_add(&w, src);
+	/* ... the new name, over the old target's if there is one (a replaced
+	 * directory's other pending names go first, as in rmdir) ... */
+	if (tino && S_ISDIR(tin.mode))
+		moved_wait(fs, tino, &w);
+	if (moving)
+		moved_wait(fs, ino, &w); /* a third name waits too */
 	if (tino)
 		err = dir_set(fs, ddir, &ddin, dname, dlen, ino, sufs_ftype_of_mode(in.mode),
 			      UPD_DIRADD, &w, &old, &named);
@@ -890,10 +939,14 @@ static int do_rename(struct sufs_fs *fs, uint32_t sdir, const char *sname, size_
 		waits_add(&w, dotdot);
 	}
 	/* ... then the old name goes, only once the new one is on disk (rule 3) ... */
+	if (fs->broken_rule == 3)
+		w.n = 0;
 	if (!err && sdir == ddir)
 		err = load_live(fs, sdir, &sdin); /* the directory may have grown */
 	if (!err)
 		err = dir_set(fs, sdir, &sdin, sname, slen, 0, 0, UPD_DIRREM, &w, &old, &removed);
+	if (!err && moving)
+		err = moved_note(fs, ino, removed);
 	if (err)
 		return err;
 	/* ... and the link count comes down after it */
@@ -1230,6 +1283,17 @@ static int idlist_add(struct idlist *l, upd_id id)
 	return 0;
 }
 
+/* Add id unless it is there already (a short list: directories up a path). */
+static int idlist_add_new(struct idlist *l, upd_id id)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->id[i] == id)
+			return 0;
+	return idlist_add(l, id);
+}
+
 /* The pending updates of one cached block, or of a byte range of it. */
 static int add_block(struct sufs_fs *fs, uint64_t blk, uint32_t off, uint32_t len,
 		     struct idlist *l)
@@ -1289,11 +1353,25 @@ static int add_names(struct sufs_fs *fs, uint32_t ino, struct idlist *l, struct 
 					continue;
 				err = idlist_add(l, u->id);
 				if (!err && u->b->owner && u->b->owner != ino)
-					err = idlist_add(dirs, u->b->owner);
+					err = idlist_add_new(dirs, u->b->owner);
 			}
 		}
 	}
 	return err;
+}
+
+/* The directory that dir's ".." names, to walk up to the root. */
+static int add_parent(struct sufs_fs *fs, uint32_t dir, struct idlist *dirs)
+{
+	uint32_t up;
+	int err;
+
+	if (dir == SUFS_ROOT_INO)
+		return 0;
+	err = sufs_lookup(fs, dir, "..", 2, &up);
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	return idlist_add_new(dirs, up);
 }
 
 static int do_fsync(struct sufs_fs *fs, uint32_t ino)
@@ -1312,11 +1390,17 @@ static int do_fsync(struct sufs_fs *fs, uint32_t ino)
 		err = add_inode(fs, ino, &l);
 	if (!err)
 		err = add_names(fs, ino, &l, &dirs);
-	/* the directories on the way up: their inodes and their own names */
+	if (!err && S_ISDIR(in.mode))
+		err = add_parent(fs, ino, &dirs);
+	/* the directories on the way up to the root: their inodes and their
+	 * own names, pending or not (a name on disk may sit in a directory
+	 * whose own name is still on its way) */
 	for (i = 0; i < dirs.n && !err && i < 4096; i++) {
 		err = add_inode(fs, (uint32_t)dirs.id[i], &l);
 		if (!err)
 			err = add_names(fs, (uint32_t)dirs.id[i], &l, &dirs);
+		if (!err)
+			err = add_parent(fs, (uint32_t)dirs.id[i], &dirs);
 	}
 	free(dirs.id);
 	if (err) {

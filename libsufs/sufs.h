@@ -485,6 +485,16 @@ int sufs_set_mode(struct sufs_fs *fs, unsigned mode);
  * 30000; 0: never by age). */
 void sufs_set_writeback(struct sufs_fs *fs, unsigned dirty_percent, unsigned max_age_ms);
 
+/*
+ * For testing the crash harness only: break one of the three ordering rules
+ * (doc/ARCHITECTURE.md) so that a crash can leave more than leaks.  1: a
+ * new name does not wait for its inode to be initialised; 2: freed blocks
+ * and inodes go back to the bitmaps at once, before the old pointers to
+ * them are cleared on disk; 3: rename removes the old name without waiting
+ * for the new one.  0 keeps every rule.  Returns 0 or -EINVAL.
+ */
+int sufs_test_break_rule(struct sufs_fs *fs, unsigned rule);
+
 /* Counters for --stats and the debugger. */
 struct sufs_stats {
 	uint64_t block_reads, block_writes, barriers;
@@ -557,6 +567,7 @@ enum sufs_problem_code {
 	SUFS_PR_ENTRY_FREE_INO     = 0x020b,
 	SUFS_PR_ENTRY_DIR_LINK     = 0x020c,
 	SUFS_PR_ENTRY_FTYPE        = 0x020d,
+	SUFS_PR_DIR_STALE_NAME     = 0x020e,
 	/* pass 3: connectivity */
 	SUFS_PR_ROOT_MISSING       = 0x0301,
 	SUFS_PR_DIR_UNREF_EMPTY    = 0x0302,

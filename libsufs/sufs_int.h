@@ -204,6 +204,9 @@ struct sufs_fs {
 	unsigned dirty_percent;
 	unsigned max_age_ms;
 	double last_epoch;              /* monotonic seconds */
+	unsigned broken_rule;           /* sufs_test_break_rule(): 0, or the rule broken */
+	struct moved { uint32_t ino; upd_id removal; } *moved; /* ops.c, moved_note() */
+	size_t nmoved, capmoved;
 	struct dirhash *dirhash[32];    /* indexes of large directories (dirhash.c) */
 	uint64_t dirhash_clock;
 	/* called for each block written (the debugger's flush view) */
@@ -220,6 +223,9 @@ void buf_put(struct sufs_fs *fs, struct buf *b);
 upd_id buf_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
 		  enum upd_kind kind, const struct waits *w);
 void buf_touch(struct sufs_fs *fs, struct buf *b);
+/* The newest pending update of b that overlaps bytes off .. off + len - 1,
+ * or 0 (to wait for whatever is pending there). */
+upd_id buf_last_update(const struct buf *b, uint32_t off, uint32_t len);
 void buf_forget(struct sufs_fs *fs, uint64_t blk);
 int cache_writeback(struct sufs_fs *fs);
 void cache_seal(struct sufs_fs *fs, struct buf *b, uint8_t *image);
@@ -286,6 +292,8 @@ int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char
 int dir_set(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din, const char *name,
 	    size_t len, uint32_t ino, unsigned ftype, enum upd_kind kind,
 	    const struct waits *w, uint32_t *old, upd_id *id);
+int dir_entry_pending(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
+		      const char *name, size_t len, upd_id *id);
 int dir_is_empty(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din);
 int dir_init(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint32_t parent,
 	     struct waits *iw);

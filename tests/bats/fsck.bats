@@ -493,10 +493,29 @@ assert [x["pass"] for x in r["passes"]] == [0, 1, 2, 3, 4, 5], r["passes"]
 	first_has "has file type 2, should be 1"
 }
 
-@test "a second name for a directory is cleared" {
+@test "a second name for a directory, where its '..' does not point, is a leak" {
+	# what a crash in the middle of a rename leaves: the name that '..'
+	# confirms stays, the other goes (preen and leak-only fix it)
 	mkpop
 	edit dset / f1 ino "$(edit ino /d1/d2)"
 	edit dset / f1 ftype 2
+	run "$FSCK" -fn --json "$IMG"
+	assert_output --partial '"dir_stale_name"'
+	run "$FSCK" -fy "$IMG"
+	assert_failure 1
+	assert_output --partial "Entry 'f1' in directory inode 2 is a name of directory inode"
+	assert_output --partial "left by a rename"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+	run "$DEBUG" -R "ls /d1" "$IMG"
+	assert_output --partial "d2"
+}
+
+@test "a second name for a directory, where '..' names neither, is cleared" {
+	mkpop
+	edit dset / f1 ino "$(edit ino /d1/d2)"
+	edit dset / f1 ftype 2
+	edit dset /d1/d2 .. ino "$(edit ino /e)"
 	run "$FSCK" -fy "$IMG"
 	assert_failure 1
 	assert_output --partial "second link to directory"
