@@ -1663,9 +1663,12 @@ static int pass4(struct chk *c)
 /* Report and fix a run [a, b] of one kind of bitmap difference. */
 static int bitmap_run(struct chk *c, enum sufs_bitmap which, int used, uint64_t a, uint64_t b)
 {
+	struct sufs_fs *fs = c->fs;
 	struct pctx x = { 0 };
+	struct sufs_group *gd, saved;
+	uint64_t n, sb_blocks = fs->sb.free_blocks;
+	uint32_t sb_inodes = fs->sb.free_inodes;
 	unsigned code;
-	uint64_t n;
 	int rc;
 
 	if (which == SUFS_BITMAP_BLOCK) {
@@ -1682,9 +1685,18 @@ static int bitmap_run(struct chk *c, enum sufs_bitmap which, int used, uint64_t 
 			c->alloc_unsafe = 1;
 		return 0;
 	}
+	/* the bits alone: bitmap_set() moves the summaries with them, but
+	 * check_summaries() judges those as they stand, against what was found */
+	gd = &fs->groups[which == SUFS_BITMAP_BLOCK ? a / fs->sb.blocks_per_group
+						    : (a - 1) / fs->sb.inodes_per_group];
+	saved = *gd;
 	for (n = a; n <= b; n++)
-		if ((rc = bitmap_set(c->fs, which, n, used, NULL)) < 0)
+		if ((rc = bitmap_set(fs, which, n, used, NULL)) < 0)
 			return rc;
+	gd->free_blocks = saved.free_blocks;
+	gd->free_inodes = saved.free_inodes;
+	fs->sb.free_blocks = sb_blocks;
+	fs->sb.free_inodes = sb_inodes;
 	return 0;
 }
 
