@@ -160,6 +160,15 @@ static int same_name(const char *table_name, const char *want)
 	return table_name && strcmp(table_name, want) == 0;
 }
 
+/* An array's name given without its index: "block" for "block[]". */
+static int same_name_unindexed(const char *table_name, const char *want)
+{
+	const char *br = strstr(table_name, "[]");
+	size_t n = br ? (size_t)(br - table_name) : 0;
+
+	return br && strncmp(table_name, want, n) == 0 && strcmp(want + n, br + 2) == 0;
+}
+
 /* "name", "name[N]" or "name[N].member"; for block[] also IND, DIND, TIND. */
 static int find_field(const struct field *table, const char *text, struct field_ref *r,
 		      const char **why)
@@ -195,7 +204,10 @@ static int find_field(const struct field *table, const char *text, struct field_
 		snprintf(key, sizeof(key), "%s", text);
 	}
 	for (f = table; f->name; f++) {
-		if (!same_name(f->name, key) && !same_name(f->alias, key))
+		if (!same_name(f->name, key) && !same_name(f->alias, key) &&
+		    !(!open && same_name_unindexed(f->name, key)) &&
+		    !(open && !f->count && strlen(f->name) == (size_t)(open - text) &&
+		      strncmp(f->name, text, (size_t)(open - text)) == 0))
 			continue;
 		if (!f->count != !open) {
 			*why = f->count ? "the field is an array: give an index, as in block[3]"
