@@ -682,7 +682,8 @@ static int walk_inode(struct chk *c, struct walkst *w, struct sufs_inode *in)
 	return rc;
 }
 
-/* Zero an inode that claimed nothing, and free its number. */
+/* Zero an inode that claimed nothing, and free its number (not that of
+ * the reserved inode, which stays in use). */
 static int drop_inode(struct chk *c, uint32_t ino)
 {
 	struct sufs_inode zero;
@@ -690,7 +691,7 @@ static int drop_inode(struct chk *c, uint32_t ino)
 
 	memset(&zero, 0, sizeof(zero));
 	err = inode_store(c->fs, ino, &zero, UPD_FREEFILE, NULL, NULL);
-	if (!err)
+	if (!err && ino >= SUFS_ROOT_INO)
 		err = free_inode(c->fs, ino, 0);
 	return err;
 }
@@ -1232,6 +1233,8 @@ static int fill_hole(struct chk *c, struct dirinfo *d, struct sufs_inode *in, ui
 		return rc;
 	buf_update(c->fs, b, 0, c->fs->bsize, UPD_MKDIR, NULL);
 	dir_fresh(b->data, c->fs->bsize, d->ino, d->ino, lblk == 0);
+	/* sealed now, not only when written: pass 2 checks it next */
+	sufs_dirblock_seal(b->data, c->fs->bsize, *pblk);
 	buf_put(c->fs, b);
 	rc = bmap_set(c->fs, in, lblk, *pblk, *pblk, &pw, &iw);
 	if (!rc)
@@ -1480,9 +1483,11 @@ static int make_root(struct chk *c)
 		return rc;
 	c->ftype[SUFS_ROOT_INO] = SUFS_FT_DIR;
 	rc = dir_add_info(c, SUFS_ROOT_INO);
-	if (!rc)
-		count_link(c, SUFS_ROOT_INO); /* '.' */
-	return rc;
+	if (rc)
+		return rc;
+	dir_find_info(c, SUFS_ROOT_INO)->dotdot = SUFS_ROOT_INO; /* as dir_fresh made it */
+	count_link(c, SUFS_ROOT_INO); /* '.' */
+	return 0;
 }
 
 /* The top of a chain of directories that does not reach the root. */
