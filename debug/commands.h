@@ -24,10 +24,12 @@ struct session {
 	int writable;              /* opened with -w */
 	uint32_t cwd;              /* inode of the current directory */
 	int quit;                  /* set by `quit`: read no more commands */
+	struct edits *edits;       /* edit.c: edits made on the image after the close */
 };
 
 /* command flags */
 #define CMD_NEEDS_WRITE 0x1        /* refused unless the image was opened with -w */
+#define CMD_LIST_FIELDS 0x2        /* but `CMD -l` (list the fields) is not */
 
 struct command {
 	const char *name;
@@ -42,6 +44,26 @@ extern const struct command commands[];
 
 /* modify.c: run argv as a line of the operation script language */
 int cmd_script(struct session *s, int argc, char **argv);
+
+/* ---- editing commands (edit.c) ---------------------------------------- */
+
+int cmd_set_super_value(struct session *s, int argc, char **argv);
+int cmd_set_bg(struct session *s, int argc, char **argv);
+int cmd_set_inode_field(struct session *s, int argc, char **argv);
+int cmd_clri(struct session *s, int argc, char **argv);
+int cmd_set_bmap(struct session *s, int argc, char **argv);
+int cmd_clear_bmap(struct session *s, int argc, char **argv);
+int cmd_zap_block(struct session *s, int argc, char **argv);
+int cmd_set_dirent(struct session *s, int argc, char **argv);
+
+/* The superblock and a group descriptor with the edits made so far, which
+ * reach the image only after the close: sufs_get_super() when there are
+ * none, else view filled in. */
+const struct sufs_super *edit_super_view(struct session *s, struct sufs_super *view);
+int edit_group_view(struct session *s, uint32_t group, struct sufs_group *out);
+/* After sufs_close() (closed: it succeeded): make those edits on the image.
+ * Returns 0, or 1 after a message. */
+int edit_finish(struct session *s, int closed);
 
 /* The row whose name or alias is `name`, or NULL. */
 const struct command *command_find(const char *name);

@@ -179,6 +179,8 @@ int main(int argc, char **argv)
 		errmsg("closing %s: %s", s.image, sufs_strerror(rc));
 		status = EXIT_COMMAND;
 	}
+	if (edit_finish(&s, rc == 0))
+		status = EXIT_COMMAND;
 	if (fflush(stdout) || ferror(stdout)) {
 		errmsg("writing the output: %s", strerror(errno));
 		status = EXIT_COMMAND;

@@ -686,7 +686,8 @@ static int walk_inode(struct chk *c, struct walkst *w, struct sufs_inode *in)
 	return rc;
 }
 
-/* Zero an inode that claimed nothing, and free its number. */
+/* Zero an inode that claimed nothing, and free its number (not that of
+ * the reserved inode, which stays in use). */
 static int drop_inode(struct chk *c, uint32_t ino)
 {
 	struct sufs_inode zero;
@@ -694,7 +695,7 @@ static int drop_inode(struct chk *c, uint32_t ino)
 
 	memset(&zero, 0, sizeof(zero));
 	err = inode_store(c->fs, ino, &zero, UPD_FREEFILE, NULL, NULL);
-	if (!err)
+	if (!err && ino >= SUFS_ROOT_INO)
 		err = free_inode(c->fs, ino, 0);
 	return err;
 }
@@ -1311,6 +1312,8 @@ static int fill_hole(struct chk *c, struct dirinfo *d, struct sufs_inode *in, ui
 		return rc;
 	buf_update(c->fs, b, 0, c->fs->bsize, UPD_MKDIR, NULL);
 	dir_fresh(b->data, c->fs->bsize, d->ino, d->ino, lblk == 0);
+	/* sealed now, not only when written: pass 2 checks it next */
+	sufs_dirblock_seal(b->data, c->fs->bsize, *pblk);
 	buf_put(c->fs, b);
 	rc = bmap_set(c->fs, in, lblk, *pblk, *pblk, &pw, &iw);
 	if (!rc)
@@ -1559,9 +1562,11 @@ static int make_root(struct chk *c)
 		return rc;
 	c->ftype[SUFS_ROOT_INO] = SUFS_FT_DIR;
 	rc = dir_add_info(c, SUFS_ROOT_INO);
-	if (!rc)
-		count_link(c, SUFS_ROOT_INO); /* '.' */
-	return rc;
+	if (rc)
+		return rc;
+	dir_find_info(c, SUFS_ROOT_INO)->dotdot = SUFS_ROOT_INO; /* as dir_fresh made it */
+	count_link(c, SUFS_ROOT_INO); /* '.' */
+	return 0;
 }
 
 /* The top of a chain of directories that does not reach the root. */
@@ -1742,9 +1747,12 @@ static int pass4(struct chk *c)
 /* Report and fix a run [a, b] of one kind of bitmap difference. */
 static int bitmap_run(struct chk *c, enum sufs_bitmap which, int used, uint64_t a, uint64_t b)
 {
+	struct sufs_fs *fs = c->fs;
 	struct pctx x = { 0 };
+	struct sufs_group *gd, saved;
+	uint64_t n, sb_blocks = fs->sb.free_blocks;
+	uint32_t sb_inodes = fs->sb.free_inodes;
 	unsigned code;
-	uint64_t n;
 	int rc;
 
 	if (which == SUFS_BITMAP_BLOCK) {
@@ -1761,9 +1769,18 @@ static int bitmap_run(struct chk *c, enum sufs_bitmap which, int used, uint64_t 
 			c->alloc_unsafe = 1;
 		return 0;
 	}
+	/* the bits alone: bitmap_set() moves the summaries with them, but
+	 * check_summaries() judges those as they stand, against what was found */
+	gd = &fs->groups[which == SUFS_BITMAP_BLOCK ? a / fs->sb.blocks_per_group
+						    : (a - 1) / fs->sb.inodes_per_group];
+	saved = *gd;
 	for (n = a; n <= b; n++)
-		if ((rc = bitmap_set(c->fs, which, n, used, NULL)) < 0)
+		if ((rc = bitmap_set(fs, which, n, used, NULL)) < 0)
 			return rc;
+	gd->free_blocks = saved.free_blocks;
+	gd->free_inodes = saved.free_inodes;
+	fs->sb.free_blocks = sb_blocks;
+	fs->sb.free_inodes = sb_inodes;
 	return 0;
 }
 
