@@ -83,6 +83,7 @@ struct chk {
 	uint8_t *found;         /* blocks in use: metadata and claimed */
 	uint8_t *dup;           /* blocks claimed twice (NULL if none) */
 	uint8_t *seen;          /* pass 1b: blocks whose first claimant is known */
+	int dup_kept;           /* pass 1b: a block is still claimed twice */
 	uint8_t *ftype;         /* per inode: SUFS_FT_*, 0 when free */
 	uint16_t *links;        /* per inode: names counted */
 	struct dirinfo *dirs;
@@ -910,6 +911,7 @@ static int dup_walk(struct chk *c, uint32_t ino, int is_dir, uint64_t *p, int le
 			rc = clone_block(c, *p, level, is_dir, &nb);
 			if (rc == -ENOSPC) {
 				fix_failed(c);
+				c->dup_kept = 1;
 				return 0;
 			}
 			if (rc)
@@ -917,6 +919,7 @@ static int dup_walk(struct chk *c, uint32_t ino, int is_dir, uint64_t *p, int le
 			*p = nb;
 			*changed = 1;
 		} else {
+			c->dup_kept = 1;
 			return 0; /* shared still: its children are the other's */
 		}
 	}
@@ -970,6 +973,12 @@ static int pass1b(struct chk *c)
 		}
 		if (!rc && changed)
 			rc = inode_store(fs, ino, &in, UPD_INODEDEP, NULL, NULL);
+	}
+	if (!rc && c->stop == GOING && !c->dup_kept) {
+		/* every later claimant has its own copy now: each block has one
+		 * claimant, and clearing it later must free the block */
+		free(c->dup);
+		c->dup = NULL;
 	}
 	return rc;
 }
