@@ -18,15 +18,20 @@
  * The same SEED gives the same damage.  -v prints each change as
  * "BLOCK OFFSET OLD NEW" (hex bytes).
  *
+ * -c COUNT runs e2fuzz's whole loop in this process, on the library's
+ * checker over a device in memory (see check_loop).
+ *
  * Exit status: 0 done, 1 usage, 2 IN cannot be read, 3 OUT cannot be made.
  */
 #include "config.h"
 
 #include <sufs.h>
 
+#include "memdev.h"
 #include "util.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -147,65 +152,136 @@ static uint64_t next(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
-static int copy_file(const char *in, const char *out)
+/* The whole file at path, in memory. */
+static int read_file(const char *path, uint8_t **out, size_t *size)
 {
-	char buf[65536];
-	ssize_t n = 0;
-	int fi, fo, rc = 0;
+	struct stat st;
+	uint8_t *buf;
+	size_t done = 0;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
 
-	fi = open(in, O_RDONLY | O_CLOEXEC);
-	if (fi < 0)
+	if (fd < 0)
 		return -errno;
-	fo = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fo < 0) {
+	if (fstat(fd, &st)) {
 		rc = -errno;
-		close(fi);
+		close(fd);
 		return rc;
 	}
-	while ((n = read(fi, buf, sizeof(buf))) > 0)
-		if (write(fo, buf, (size_t)n) != n) {
-			rc = errno ? -errno : -EIO;
-			break;
-		}
-	if (n < 0)
-		rc = -errno;
-	close(fi);
-	if (close(fo) && !rc)
+	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (done < (size_t)st.st_size && (n = read(fd, buf + done, (size_t)st.st_size - done)) > 0)
+		done += (size_t)n;
+	if (done < (size_t)st.st_size)
+		rc = -EIO;
+	close(fd);
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	*out = buf;
+	*size = done;
+	return 0;
+}
+
+static int write_file(const char *path, const uint8_t *buf, size_t size)
+{
+	size_t done = 0;
+	ssize_t n;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (done < size && (n = write(fd, buf + done, size - done)) > 0)
+		done += (size_t)n;
+	if (done < size)
+		rc = errno ? -errno : -EIO;
+	if (close(fd) && !rc)
 		rc = -errno;
 	return rc;
 }
 
-static int corrupt(const char *out, const struct blocks *b, uint32_t bsize, uint32_t nbytes,
-		   uint64_t seed, int verbose)
+/* Change nbytes bytes of the metadata blocks of img, as seed says. */
+static void corrupt(uint8_t *img, size_t size, const struct blocks *b, uint32_t bsize,
+		    uint32_t nbytes, uint64_t seed, FILE *verbose)
 {
 	uint64_t state = seed, total = (uint64_t)b->n * bsize;
-	int fd = open(out, O_RDWR | O_CLOEXEC), rc = 0;
 
-	if (fd < 0)
-		return -errno;
-	for (uint32_t i = 0; i < nbytes && total && !rc; i++) {
+	for (uint32_t i = 0; i < nbytes && total; i++) {
 		uint64_t r = next(&state), at = r % total, blk = b->v[at / bsize];
 		uint64_t off = blk * bsize + at % bsize;
 		uint8_t old, new;
 
-		if (pread(fd, &old, 1, (off_t)off) != 1) {
-			rc = -EIO;
-			break;
-		}
 		r = next(&state);
+		if (off >= size)
+			continue; /* the image ends before its last block: nothing there */
+		old = img[off];
 		if (r & 1)
 			new = old ^ (uint8_t)(1u << ((r >> 1) & 7));
 		else
 			new = old ^ (uint8_t)(1 + (r >> 1) % 255);
-		if (pwrite(fd, &new, 1, (off_t)off) != 1)
-			rc = errno ? -errno : -EIO;
-		else if (verbose)
-			printf("%llu %llu %02x %02x\n", (unsigned long long)blk,
-			       (unsigned long long)(at % bsize), old, new);
+		img[off] = new;
+		if (verbose)
+			fprintf(verbose, "%llu %llu %02x %02x\n", (unsigned long long)blk,
+				(unsigned long long)(at % bsize), old, new);
 	}
-	if (close(fd) && !rc)
-		rc = -errno;
-	return rc;
+}
+
+/*
+ * -c: e2fuzz's loop in one process, on the library's checker (what fsck.sufs
+ * -fy runs) over a device in memory, much faster than a program per run.
+ * Each iteration prints "begin SEED" first, then "SEED VERDICT" (the
+ * verdicts of tests/fuzz/e2fuzz).  A crash ends the process: the last
+ * "begin" names the seed.  A hang ends it by SIGALRM after limit seconds.
+ */
+static void check_loop(const uint8_t *img, size_t size, const struct blocks *b, uint32_t bsize,
+		       uint32_t nbytes, uint64_t seed, uint64_t n, unsigned limit)
+{
+	struct sufs_check_opts o = { .flags = SUFS_CHECK_YES | SUFS_CHECK_FORCE };
+	struct sufs_check_result r;
+	uint8_t *copy = malloc(size ? size : 1);
+
+	if (!copy) {
+		errmsg("out of memory");
+		exit(2);
+	}
+	for (uint64_t i = 1; i <= n; i++) {
+		const char *verdict = "not-clean";
+		uint64_t s = seed + i;
+
+		printf("begin %llu\n", (unsigned long long)s);
+		fflush(stdout);
+		memcpy(copy, img, size);
+		corrupt(copy, size, b, bsize, nbytes, s, NULL);
+		alarm(limit);
+		for (int pass = 1; pass <= 3; pass++) {
+			struct sufs_dev *dev = memdev_new(copy, size, 1);
+			int rc;
+
+			if (!dev) {
+				errmsg("out of memory");
+				exit(2);
+			}
+			rc = sufs_check_dev(dev, &o, &r);
+			sufs_dev_close(dev);
+			if (rc || (r.status & ~SUFS_EXIT_CORRECTED)) {
+				verdict = "uncorrected";
+				break;
+			}
+			if (r.status == 0) {
+				verdict = pass == 1 ? "clean" : pass == 2 ? "repaired" : "not-clean";
+				break;
+			}
+			if (pass == 2)
+				break; /* still repairing: not clean within 2 runs */
+		}
+		alarm(0);
+		printf("%llu %s\n", (unsigned long long)s, verdict);
+	}
+	free(copy);
 }
 
 static void usage(FILE *f)
@@ -213,23 +289,35 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: %s [-n BYTES] [-s SEED] [-v] IN OUT\n"
 		"       %s -l IN\n"
+		"       %s -c COUNT [-n BYTES] [-s SEED] [-t SECONDS] IN\n"
 		"Copy the sufs image IN to OUT and change BYTES random bytes (default 16)\n"
 		"of its metadata; -l lists the metadata blocks of IN instead.\n"
-		"-v prints each change as \"BLOCK OFFSET OLD NEW\".\n",
-		prog, prog);
+		"-v prints each change as \"BLOCK OFFSET OLD NEW\".\n"
+		"-c runs e2fuzz's loop COUNT times in this process (seeds SEED+1...):\n"
+		"damage a copy in memory, check and repair it like fsck.sufs -fy, at most\n"
+		"3 times, each iteration within SECONDS (default 30).\n",
+		prog, prog, prog);
 }
 
 int main(int argc, char **argv)
 {
 	struct sufs_fs *fs;
 	struct blocks b = { 0 };
-	uint32_t nbytes = 16, bsize;
-	uint64_t seed = 0;
+	uint32_t nbytes = 16, bsize = 0, limit = 30;
+	uint64_t seed = 0, count = 0;
+	uint8_t *img = NULL;
+	size_t size = 0;
 	int list = 0, verbose = 0, opt, rc;
 
 	prog_init(argv[0]);
-	while ((opt = getopt(argc, argv, "ln:s:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "c:ln:s:t:vh")) != -1) {
 		switch (opt) {
+		case 'c':
+			if (parse_u64(optarg, &count) || !count) {
+				errmsg("bad count: %s", optarg);
+				return 1;
+			}
+			break;
 		case 'l': list = 1; break;
 		case 'n':
 			if (parse_u32(optarg, &nbytes)) {
@@ -243,12 +331,18 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			break;
+		case 't':
+			if (parse_u32(optarg, &limit) || !limit) {
+				errmsg("bad time limit: %s", optarg);
+				return 1;
+			}
+			break;
 		case 'v': verbose = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 1;
 		}
 	}
-	if (argc - optind != (list ? 1 : 2)) {
+	if (argc - optind != (list || count ? 1 : 2)) {
 		usage(stderr);
 		return 1;
 	}
@@ -258,6 +352,8 @@ int main(int argc, char **argv)
 		rc = find_metadata(fs, &b);
 		sufs_close(fs);
 	}
+	if (!rc && !list)
+		rc = read_file(argv[optind], &img, &size);
 	if (rc) {
 		errmsg("%s: %s", argv[optind], sufs_strerror(rc));
 		free(b.v);
@@ -266,16 +362,17 @@ int main(int argc, char **argv)
 	if (list) {
 		for (size_t i = 0; i < b.n; i++)
 			printf("%llu\n", (unsigned long long)b.v[i]);
-		free(b.v);
-		return 0;
+	} else if (count) {
+		check_loop(img, size, &b, bsize, nbytes, seed, count, limit);
+	} else {
+		corrupt(img, size, &b, bsize, nbytes, seed, verbose ? stdout : NULL);
+		rc = write_file(argv[optind + 1], img, size);
+		if (rc) {
+			errmsg("%s: %s", argv[optind + 1], sufs_strerror(rc));
+			rc = 3;
+		}
 	}
-	rc = copy_file(argv[optind], argv[optind + 1]);
-	if (!rc)
-		rc = corrupt(argv[optind + 1], &b, bsize, nbytes, seed, verbose);
+	free(img);
 	free(b.v);
-	if (rc) {
-		errmsg("%s: %s", argv[optind + 1], sufs_strerror(rc));
-		return 3;
-	}
-	return 0;
+	return rc;
 }
