@@ -576,6 +576,7 @@ struct walkst {
 	int too_many;
 	int changed;            /* a pointer in the inode itself changed */
 	uint64_t size;
+	uint64_t end;           /* one past the last data block mapped */
 };
 
 static int claim(struct chk *c, uint64_t b)
@@ -640,8 +641,11 @@ static int walk_ptr(struct chk *c, struct walkst *w, uint64_t p, int level, uint
 	if (rc)
 		return rc;
 	w->count++;
-	if (level == 0)
+	if (level == 0) {
+		if (lblk >= w->end)
+			w->end = lblk + 1;
 		return 0;
+	}
 	span = span_of(c, level - 1);
 	rc = buf_get(fs, p, BUF_IND, &b);
 	if (rc)
@@ -816,6 +820,15 @@ static int check_inode(struct chk *c, uint32_t ino, const uint8_t *raw)
 		x.num2 = w.count;
 		if (in.blocks != w.count && fix_problem(c, SUFS_PR_BLOCKS_COUNT, &x)) {
 			in.blocks = w.count;
+			changed = 1;
+		}
+		/* a directory ends with its last block: pass 2 fills the holes
+		 * before it, and would fill a size's worth of them (as e2fsck) */
+		x.num = in.size;
+		x.num2 = w.end ? w.end - 1 : 0;
+		if (S_ISDIR(in.mode) && in.size > (x.num2 + 1) * fs->bsize &&
+		    fix_problem(c, SUFS_PR_DIR_SIZE_PAST_END, &x)) {
+			in.size = (x.num2 + 1) * fs->bsize;
 			changed = 1;
 		}
 	}

@@ -115,6 +115,29 @@ static void a_directory_cleared_after_its_holes_were_filled_leaves_no_block(void
 	repair_then_clean(t);
 }
 
+/*
+ * Found by e2fuzz (-i, seed 14674): a directory whose size had become huge.
+ * Pass 2 filled its "holes" up to that size until the file system was full
+ * and the repair failed.  The size goes back to the end of the last block.
+ */
+static void a_directory_size_past_its_last_block_is_cut_back(void **state)
+{
+	struct tfs *t = tfs_of(state);
+	struct sufs_inode d;
+	uint32_t dir;
+
+	dir = make_dir(t->fs, "d");
+	tu_reopen(t, SUFS_OPEN_RDWR);
+	assert_int_equal(sufs_inode_get(t->fs, dir, &d), 0);
+	d.size = 2000 * BS; /* far past its one block, within the file system */
+	assert_int_equal(sufs_inode_put(t->fs, dir, &d), 0);
+	repair_then_clean(t);
+	tu_reopen(t, 0);
+	assert_int_equal(sufs_inode_get(t->fs, dir, &d), 0);
+	assert_int_equal(d.size, BS);
+	assert_int_equal(d.blocks, 1);
+}
+
 #define T1(f) cmocka_unit_test_setup_teardown(f, tu_setup_1k, tu_teardown)
 
 int main(void)
@@ -122,6 +145,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T1(a_block_cloned_for_its_second_claimant_is_freed_with_the_first),
 		T1(a_directory_cleared_after_its_holes_were_filled_leaves_no_block),
+		T1(a_directory_size_past_its_last_block_is_cut_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
