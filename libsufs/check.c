@@ -85,6 +85,7 @@ struct chk {
 	uint8_t *found;         /* blocks in use: metadata and claimed */
 	uint8_t *dup;           /* blocks claimed twice (NULL if none) */
 	uint8_t *seen;          /* pass 1b: blocks whose first claimant is known */
+	int dup_kept;           /* pass 1b: a block is still claimed twice */
 	uint8_t *ftype;         /* per inode: SUFS_FT_*, 0 when free */
 	uint16_t *links;        /* per inode: names counted */
 	struct dirinfo *dirs;
@@ -579,6 +580,7 @@ struct walkst {
 	int too_many;
 	int changed;            /* a pointer in the inode itself changed */
 	uint64_t size;
+	uint64_t end;           /* one past the last data block mapped */
 };
 
 static int claim(struct chk *c, uint64_t b)
@@ -643,8 +645,11 @@ static int walk_ptr(struct chk *c, struct walkst *w, uint64_t p, int level, uint
 	if (rc)
 		return rc;
 	w->count++;
-	if (level == 0)
+	if (level == 0) {
+		if (lblk >= w->end)
+			w->end = lblk + 1;
 		return 0;
+	}
 	span = span_of(c, level - 1);
 	rc = buf_get(fs, p, BUF_IND, &b);
 	if (rc)
@@ -822,6 +827,15 @@ static int check_inode(struct chk *c, uint32_t ino, const uint8_t *raw)
 			in.blocks = w.count;
 			changed = 1;
 		}
+		/* a directory ends with its last block: pass 2 fills the holes
+		 * before it, and would fill a size's worth of them (as e2fsck) */
+		x.num = in.size;
+		x.num2 = w.end ? w.end - 1 : 0;
+		if (S_ISDIR(in.mode) && in.size > (x.num2 + 1) * fs->bsize &&
+		    fix_problem(c, SUFS_PR_DIR_SIZE_PAST_END, &x)) {
+			in.size = (x.num2 + 1) * fs->bsize;
+			changed = 1;
+		}
 	}
 	c->ftype[ino] = (uint8_t)sufs_ftype_of_mode(in.mode);
 	if (S_ISDIR(in.mode) && (rc = dir_add_info(c, ino)) != 0)
@@ -915,6 +929,7 @@ static int dup_walk(struct chk *c, uint32_t ino, int is_dir, uint64_t *p, int le
 			rc = clone_block(c, *p, level, is_dir, &nb);
 			if (rc == -ENOSPC) {
 				fix_failed(c);
+				c->dup_kept = 1;
 				return 0;
 			}
 			if (rc)
@@ -922,6 +937,7 @@ static int dup_walk(struct chk *c, uint32_t ino, int is_dir, uint64_t *p, int le
 			*p = nb;
 			*changed = 1;
 		} else {
+			c->dup_kept = 1;
 			return 0; /* shared still: its children are the other's */
 		}
 	}
@@ -975,6 +991,12 @@ static int pass1b(struct chk *c)
 		}
 		if (!rc && changed)
 			rc = inode_store(fs, ino, &in, UPD_INODEDEP, NULL, NULL);
+	}
+	if (!rc && c->stop == GOING && !c->dup_kept) {
+		/* every later claimant has its own copy now: each block has one
+		 * claimant, and clearing it later must free the block */
+		free(c->dup);
+		c->dup = NULL;
 	}
 	return rc;
 }

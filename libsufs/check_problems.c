@@ -63,6 +63,8 @@ static const struct sufs_problem_def table[] = {
 	    "inode %i maps more blocks than the file system has"),
 	ROW(SUFS_PR_ROOT_NOT_DIR, "root_not_dir", 1, 0, "Clear",
 	    "root inode %i is not a directory (mode 0%o)"),
+	ROW(SUFS_PR_DIR_SIZE_PAST_END, "dir_size_past_end", 1, 0, "Fix",
+	    "directory inode %i size %n reaches past its last block (#%m)"),
 
 	ROW(SUFS_PR_DUP_BLOCK, "dup_block", 1, 0, "Clone",
 	    "inode %i block #%n (%b) is claimed by another inode too"),

@@ -368,12 +368,13 @@ static int walk_tree(struct walk *w, uint64_t ptr, int level, uint64_t lblk)
 
 	if (!block_in_range(fs, ptr))
 		return w->fn(fs, w->ino, lblk, ptr, level, 1, w->arg);
-	rc = w->fn(fs, w->ino, lblk, ptr, level, 0, w->arg);
-	if (rc || level == 0)
-		return rc;
+	if (level == 0)
+		return w->fn(fs, w->ino, lblk, ptr, level, 0, w->arg);
 	for (i = 1; i < (uint32_t)level; i++)
 		span *= fs->ptrs;
-	/* keep a copy: the callback may use the cache and evict the block */
+	/* copy the pointers before the callback sees the block: it may use the
+	 * cache and evict it, or free it (fsck), and a freed block's buffer is
+	 * forgotten, even with changes that never reached the disk */
 	copy = malloc(fs->bsize);
 	if (!copy)
 		return -ENOMEM;
@@ -384,6 +385,7 @@ static int walk_tree(struct walk *w, uint64_t ptr, int level, uint64_t lblk)
 	}
 	memcpy(copy, b->data, fs->bsize);
 	buf_put(fs, b);
+	rc = w->fn(fs, w->ino, lblk, ptr, level, 0, w->arg);
 	for (i = 0; i < fs->ptrs && !rc; i++) {
 		child = get64(copy + 8 * i);
 		if (child)

@@ -551,6 +551,7 @@ enum sufs_problem_code {
 	SUFS_PR_DIR_NO_BLOCKS      = 0x010b,
 	SUFS_PR_TOO_MANY_BLOCKS    = 0x010c,
 	SUFS_PR_ROOT_NOT_DIR       = 0x010d,
+	SUFS_PR_DIR_SIZE_PAST_END  = 0x010e,
 	/* pass 1b: blocks claimed twice */
 	SUFS_PR_DUP_BLOCK          = 0x0151,
 	/* pass 2: directories */

@@ -1,0 +1,151 @@
+/*
+ * test_check.c - the checker (check.c) on damage that fuzzing found: each
+ * case makes the damage through the library, repairs it (fsck -fy) and
+ * requires a second full check to find nothing (doc/FUZZING.md).
+ */
+#include "config.h"
+#include "testutil.h"
+#include "sufs_int.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+#define BS 1024u
+
+static struct tfs *tfs_of(void **state)
+{
+	return *state;
+}
+
+static uint32_t make_dir(struct sufs_fs *fs, const char *name)
+{
+	uint32_t ino;
+
+	assert_int_equal(sufs_mkdir(fs, SUFS_ROOT_INO, name, strlen(name), 0755, NULL, &ino), 0);
+	return ino;
+}
+
+/* The root's entry `name` becomes a free slot (inode number 0): what it
+ * named is no longer reached from the root. */
+static void forget_name(struct sufs_fs *fs, const char *name)
+{
+	uint8_t blk[BS];
+	uint64_t pblk;
+	uint32_t off = 0, reclen;
+
+	assert_int_equal(sufs_bmap(fs, SUFS_ROOT_INO, 0, &pblk), 0);
+	assert_int_equal(sufs_block_read(fs, pblk, blk), 0);
+	for (;;) {
+		assert_true(off + SUFS_DIRENT_HDR <= BS - SUFS_DIR_TAIL_SIZE);
+		reclen = get16(blk + off + DE_RECLEN);
+		if (blk[off + DE_NAMELEN] == strlen(name) &&
+		    memcmp(blk + off + DE_NAME, name, strlen(name)) == 0)
+			break;
+		off += reclen;
+	}
+	put32(blk + off + DE_INO, 0);
+	sufs_dirblock_seal(blk, BS, pblk);
+	assert_int_equal(sufs_block_write(fs, pblk, blk), 0);
+}
+
+/* fsck -fy must fix something; then fsck -fn must find nothing. */
+static void repair_then_clean(struct tfs *t)
+{
+	struct sufs_check_opts o = { .flags = SUFS_CHECK_YES | SUFS_CHECK_FORCE };
+	struct sufs_check_result r;
+
+	tu_close(t);
+	assert_int_equal(sufs_check(t->path, &o, &r), 0);
+	assert_int_equal(r.status, SUFS_EXIT_CORRECTED);
+	o.flags = SUFS_CHECK_NO | SUFS_CHECK_FORCE;
+	assert_int_equal(sufs_check(t->path, &o, &r), 0);
+	assert_int_equal(r.problems, 0);
+	assert_int_equal(r.status, SUFS_EXIT_OK);
+}
+
+/*
+ * A block claimed by a directory and, later in inode order, by a file: the
+ * file gets a copy (pass 1b), then the directory, reached by no name and
+ * empty, is cleared (pass 3).  Its block had one claimant left and must be
+ * freed; it was kept as if still shared, and the second check found it
+ * leaked.
+ */
+static void a_block_cloned_for_its_second_claimant_is_freed_with_the_first(void **state)
+{
+	struct tfs *t = tfs_of(state);
+	struct sufs_inode d, f;
+	uint8_t data[BS];
+	uint32_t dir, file;
+
+	/* made in the directory, so that it comes after it in inode order */
+	dir = make_dir(t->fs, "d");
+	assert_int_equal(sufs_create(t->fs, dir, "f", 1, 0644, NULL, &file), 0);
+	assert_int_equal(sufs_rename(t->fs, dir, "f", 1, SUFS_ROOT_INO, "f", 1), 0);
+	assert_true(file > dir);
+	tu_pattern_fill(data, BS, 1, 0);
+	assert_int_equal(sufs_write(t->fs, file, 0, data, BS), 0);
+	tu_reopen(t, SUFS_OPEN_RDWR);
+	assert_int_equal(sufs_inode_get(t->fs, dir, &d), 0);
+	assert_int_equal(sufs_inode_get(t->fs, file, &f), 0);
+	f.block[0] = d.block[0]; /* the file's own block: a leak */
+	assert_int_equal(sufs_inode_put(t->fs, file, &f), 0);
+	forget_name(t->fs, "d");
+	repair_then_clean(t);
+}
+
+/*
+ * A directory of 17 blocks of which only the first is mapped, reached by
+ * no name: pass 2 fills the holes, blocks 12-16 through a new indirect
+ * block, and pass 3 clears the directory.  Every block filled in must be
+ * freed with it; those under the indirect block were not (see inode_walk),
+ * and the second check found them leaked.
+ */
+static void a_directory_cleared_after_its_holes_were_filled_leaves_no_block(void **state)
+{
+	struct tfs *t = tfs_of(state);
+	struct sufs_inode d;
+	uint32_t dir;
+
+	dir = make_dir(t->fs, "d");
+	tu_reopen(t, SUFS_OPEN_RDWR);
+	assert_int_equal(sufs_inode_get(t->fs, dir, &d), 0);
+	d.size = 17 * BS;
+	assert_int_equal(sufs_inode_put(t->fs, dir, &d), 0);
+	forget_name(t->fs, "d");
+	repair_then_clean(t);
+}
+
+/*
+ * Found by e2fuzz (-i, seed 14674): a directory whose size had become huge.
+ * Pass 2 filled its "holes" up to that size until the file system was full
+ * and the repair failed.  The size goes back to the end of the last block.
+ */
+static void a_directory_size_past_its_last_block_is_cut_back(void **state)
+{
+	struct tfs *t = tfs_of(state);
+	struct sufs_inode d;
+	uint32_t dir;
+
+	dir = make_dir(t->fs, "d");
+	tu_reopen(t, SUFS_OPEN_RDWR);
+	assert_int_equal(sufs_inode_get(t->fs, dir, &d), 0);
+	d.size = 2000 * BS; /* far past its one block, within the file system */
+	assert_int_equal(sufs_inode_put(t->fs, dir, &d), 0);
+	repair_then_clean(t);
+	tu_reopen(t, 0);
+	assert_int_equal(sufs_inode_get(t->fs, dir, &d), 0);
+	assert_int_equal(d.size, BS);
+	assert_int_equal(d.blocks, 1);
+}
+
+#define T1(f) cmocka_unit_test_setup_teardown(f, tu_setup_1k, tu_teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T1(a_block_cloned_for_its_second_claimant_is_freed_with_the_first),
+		T1(a_directory_cleared_after_its_holes_were_filled_leaves_no_block),
+		T1(a_directory_size_past_its_last_block_is_cut_back),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
