@@ -135,8 +135,12 @@ corpus() {
 	corpus f_entry_bad_name
 }
 
-@test "f_entry_dir_link: a second name for a directory" {
+@test "f_entry_dir_link: a second name for a directory, and its '..' names neither directory" {
 	corpus f_entry_dir_link
+}
+
+@test "f_dir_stale_name: a directory has a second name where its '..' does not point" {
+	corpus f_dir_stale_name
 }
 
 @test "f_entry_dot: an entry is a second '..'" {
