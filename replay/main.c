@@ -17,6 +17,7 @@
  */
 #include "config.h"
 
+#include "crash.h"
 #include "iodev.h"
 #include "script.h"
 #include "util.h"
@@ -37,6 +38,7 @@ enum {
 	EXIT_SCRIPT = 4,  /* the script cannot be read, a line is bad, or an
 	                     operation did not give the result the line asked for */
 	EXIT_IO = 8,      /* reading or writing the image (or the log) failed */
+	EXIT_VIOLATION = 16, /* --crash-check: a crash state broke the promise */
 };
 
 struct args {
@@ -52,6 +54,10 @@ struct args {
 	int print_script;
 	int fixed_time;           /* SOURCE_DATE_EPOCH */
 	int64_t time_sec;
+	uint64_t cache_bytes;     /* --cache, 0: the library's default */
+	unsigned broken_rule;     /* --break-rule */
+	int crash_check;          /* --crash-check or --crash-state */
+	struct crash_opts crash;
 };
 
 /* What --stats reports. */
@@ -92,12 +98,25 @@ static void usage(FILE *f)
 		"      --random N               run N random operations instead of a script\n"
 		"      --seed S                 the random workload's seed (default 0)\n"
 		"      --print-script           print the random workload, do not run it\n"
+		"      --cache SIZE             the buffer cache's size (K, M suffixes)\n"
+		"\n"
+		"      --crash-check[=all|sample:N]  check every crash state of the run (or N\n"
+		"                               drawn at random): only leaks, repaired by a\n"
+		"                               leak-only check, and nothing made durable lost\n"
+		"      --crash-state E:SUBSET   check that one state (as a violation names it)\n"
+		"      --subsets N              random subsets of each epoch of more than 10\n"
+		"                               writes (default 8)\n"
+		"      --jobs N                 check in N processes (default: the CPUs)\n"
+		"      --crash-dir DIR          save the images of violations there (default .)\n"
+		"      --max-reports N          report and save at most N violations (default 3)\n"
+		"      --break-rule N           break ordering rule 1, 2 or 3 (to test the test)\n"
+		"  -q, --quiet                  with --crash-check, print nothing unless violated\n"
 		"  -h, --help                   print this help and exit\n"
 		"  -V, --version                print the version and exit\n"
 		"\n"
 		"SOURCE_DATE_EPOCH in the environment fixes the clock of new timestamps.\n"
 		"Exit status: 0 done, 1 usage, 2 cannot open the image, 3 crashed as asked,\n"
-		"4 script error, 8 I/O error.\n",
+		"4 script error, 8 I/O error, 16 a crash state broke the promise.\n",
 		prog, prog);
 }
 
@@ -151,7 +170,8 @@ static void parse_args(int argc, char **argv, struct args *a)
 {
 	enum {
 		OPT_MODE = 256, OPT_STATS, OPT_JSON, OPT_IOLOG, OPT_CRASH_WRITE,
-		OPT_CRASH_EPOCH, OPT_RANDOM, OPT_SEED, OPT_PRINT,
+		OPT_CRASH_EPOCH, OPT_RANDOM, OPT_SEED, OPT_PRINT, OPT_CACHE, OPT_CHECK,
+		OPT_STATE, OPT_SUBSETS, OPT_JOBS, OPT_DIR, OPT_REPORTS, OPT_BREAK,
 	};
 	static const struct option longopts[] = {
 		{ "mode", required_argument, NULL, OPT_MODE },
@@ -163,22 +183,38 @@ static void parse_args(int argc, char **argv, struct args *a)
 		{ "random", required_argument, NULL, OPT_RANDOM },
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "print-script", no_argument, NULL, OPT_PRINT },
+		{ "cache", required_argument, NULL, OPT_CACHE },
+		{ "crash-check", optional_argument, NULL, OPT_CHECK },
+		{ "crash-state", required_argument, NULL, OPT_STATE },
+		{ "subsets", required_argument, NULL, OPT_SUBSETS },
+		{ "jobs", required_argument, NULL, OPT_JOBS },
+		{ "crash-dir", required_argument, NULL, OPT_DIR },
+		{ "max-reports", required_argument, NULL, OPT_REPORTS },
+		{ "break-rule", required_argument, NULL, OPT_BREAK },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, have_seed = 0;
+	struct crash_opts *k = &a->crash;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int c, have_seed = 0, quiet = 0, stats = 0;
+	uint64_t v;
 
 	memset(a, 0, sizeof(*a));
 	a->mode = SUFS_MODE_SOFTDEP;
-	while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
+	k->subsets = 8;
+	k->jobs = cpus > 0 ? (unsigned)cpus : 1;
+	k->save_dir = ".";
+	k->max_reports = 3;
+	while ((c = getopt_long(argc, argv, "hVq", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_MODE:
 			if (sufs_mode_parse(optarg, &a->mode))
 				usage_error("invalid mode '%s': softdep, sync or async", optarg);
 			break;
 		case OPT_STATS:
-			a->stats = 1;
+			a->stats = stats = 1;
 			break;
 		case OPT_JSON:
 			a->stats = a->json = 1;
@@ -205,6 +241,55 @@ static void parse_args(int argc, char **argv, struct args *a)
 		case OPT_PRINT:
 			a->print_script = 1;
 			break;
+		case OPT_CACHE:
+			if (sufs_parse_size(optarg, &a->cache_bytes) || !a->cache_bytes)
+				usage_error("invalid cache size '%s'", optarg);
+			break;
+		case OPT_CHECK:
+			if (a->crash_check)
+				usage_error("--crash-check and --crash-state go alone");
+			a->crash_check = 1;
+			if (!optarg || strcmp(optarg, "all") == 0) {
+				k->which = CRASH_ALL;
+			} else if (strncmp(optarg, "sample:", 7) == 0 &&
+				   !parse_u64(optarg + 7, &k->sample) && k->sample) {
+				k->which = CRASH_SAMPLE;
+			} else {
+				usage_error("invalid value for --crash-check: '%s' (all or sample:N)",
+					    optarg);
+			}
+			break;
+		case OPT_STATE:
+			if (a->crash_check)
+				usage_error("--crash-check and --crash-state go alone");
+			a->crash_check = 1;
+			k->which = CRASH_ONE;
+			k->state = optarg;
+			break;
+		case OPT_SUBSETS:
+			k->subsets = (unsigned)opt_count("--subsets", optarg);
+			break;
+		case OPT_JOBS:
+			v = opt_count("--jobs", optarg);
+			if (v < 1 || v > 256)
+				usage_error("invalid value for --jobs: '%s' (1 to 256)", optarg);
+			k->jobs = (unsigned)v;
+			break;
+		case OPT_DIR:
+			k->save_dir = optarg;
+			break;
+		case OPT_REPORTS:
+			k->max_reports = (unsigned)opt_count("--max-reports", optarg);
+			break;
+		case OPT_BREAK:
+			v = opt_count("--break-rule", optarg);
+			if (v < 1 || v > 3)
+				usage_error("invalid value for --break-rule: '%s' (1, 2 or 3)", optarg);
+			a->broken_rule = (unsigned)v;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(EXIT_OK);
@@ -221,6 +306,11 @@ static void parse_args(int argc, char **argv, struct args *a)
 		usage_error("--print-script goes with --random");
 	if (a->print_script && (a->stats || a->iolog || a->crash_kind))
 		usage_error("--print-script runs nothing: no --stats, --iolog or crash point");
+	if (a->crash_check && (stats || a->iolog || a->crash_kind || a->print_script))
+		usage_error("--crash-check runs alone: no --stats, --iolog, --print-script or "
+			    "crash point (--json prints its summary)");
+	if (quiet && !a->crash_check)
+		usage_error("--quiet goes with --crash-check");
 	if (optind >= argc)
 		usage_error("no image given");
 	a->image = argv[optind++];
@@ -232,6 +322,17 @@ static void parse_args(int argc, char **argv, struct args *a)
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
 	parse_source_date_epoch(a);
+	k->image = a->image;
+	k->script = a->script;
+	k->random_ops = a->random_ops;
+	k->seed = a->seed;
+	k->mode = a->mode;
+	k->broken_rule = a->broken_rule;
+	k->cache_bytes = a->cache_bytes;
+	k->fixed_time = a->fixed_time;
+	k->time_sec = a->time_sec;
+	k->json = a->json;
+	k->quiet = quiet;
 }
 
 /* ---- the report ------------------------------------------------------------------ */
@@ -569,6 +670,8 @@ static int open_image(const struct args *a, struct iodev **io, struct sufs_fs **
 		return EXIT_OPEN;
 	}
 	rc = sufs_set_mode(*fs, a->mode);
+	if (!rc)
+		rc = sufs_test_break_rule(*fs, a->broken_rule);
 	if (rc) {
 		if (has_crashed(*io))
 			return EXIT_CRASHED;
@@ -580,6 +683,8 @@ static int open_image(const struct args *a, struct iodev **io, struct sufs_fs **
 	/* write-back by age would make the n-th block write depend on how fast
 	 * the machine runs: only a full cache, fsync and sync write back */
 	sufs_set_writeback(*fs, 50, 0);
+	if (a->cache_bytes)
+		sufs_set_cache_size(*fs, a->cache_bytes);
 	if (a->fixed_time)
 		sufs_set_clock(*fs, a->time_sec, 0);
 	return 0;
@@ -599,6 +704,8 @@ int main(int argc, char **argv)
 	parse_args(argc, argv, &a);
 	if (a.print_script)
 		return print_script(&a);
+	if (a.crash_check)
+		return crash_check(&a.crash);
 
 	memset(&r, 0, sizeof(r));
 	r.mode = a.mode;

@@ -662,22 +662,24 @@ static const struct op {
 	int min, max;             /* number of arguments */
 	const char *usage;
 	int (*run)(struct run *r);
+	unsigned paths;           /* bit i: argument i is a path the operation
+	                             acts on (script_line_parse) */
 } ops[] = {
-	{ "mkdir", 1, 2, "PATH [MODE]", op_mkdir },
-	{ "create", 1, 2, "PATH [MODE]", op_create },
-	{ "mknod", 2, 5, "PATH TYPE [MAJOR MINOR] [MODE]", op_mknod },
-	{ "write", 3, 4, "PATH OFFSET LENGTH [SEED]", op_write },
-	{ "truncate", 2, 2, "PATH SIZE", op_truncate },
-	{ "link", 2, 2, "OLDPATH NEWPATH", op_link },
-	{ "unlink", 1, 1, "PATH", op_unlink },
-	{ "rename", 2, 2, "OLDPATH NEWPATH", op_rename },
-	{ "symlink", 2, 2, "TARGET PATH", op_symlink },
-	{ "rmdir", 1, 1, "PATH", op_rmdir },
-	{ "chmod", 2, 2, "MODE PATH", op_chmod },
-	{ "chown", 2, 2, "UID:GID PATH", op_chown },
-	{ "utimes", 3, 3, "PATH ATIME MTIME", op_utimes },
-	{ "fsync", 1, 1, "PATH", op_fsync },
-	{ "sync", 0, 0, "", op_sync },
+	{ "mkdir", 1, 2, "PATH [MODE]", op_mkdir, 0x1 },
+	{ "create", 1, 2, "PATH [MODE]", op_create, 0x1 },
+	{ "mknod", 2, 5, "PATH TYPE [MAJOR MINOR] [MODE]", op_mknod, 0x1 },
+	{ "write", 3, 4, "PATH OFFSET LENGTH [SEED]", op_write, 0x1 },
+	{ "truncate", 2, 2, "PATH SIZE", op_truncate, 0x1 },
+	{ "link", 2, 2, "OLDPATH NEWPATH", op_link, 0x3 },
+	{ "unlink", 1, 1, "PATH", op_unlink, 0x1 },
+	{ "rename", 2, 2, "OLDPATH NEWPATH", op_rename, 0x3 },
+	{ "symlink", 2, 2, "TARGET PATH", op_symlink, 0x2 },
+	{ "rmdir", 1, 1, "PATH", op_rmdir, 0x1 },
+	{ "chmod", 2, 2, "MODE PATH", op_chmod, 0x2 },
+	{ "chown", 2, 2, "UID:GID PATH", op_chown, 0x2 },
+	{ "utimes", 3, 3, "PATH ATIME MTIME", op_utimes, 0x1 },
+	{ "fsync", 1, 1, "PATH", op_fsync, 0x1 },
+	{ "sync", 0, 0, "", op_sync, 0 },
 };
 
 static const struct op *op_find(const char *name)
@@ -693,6 +695,38 @@ static const struct op *op_find(const char *name)
 /* ------------------------------------------------------------------------ */
 /* One line                                                                  */
 /* ------------------------------------------------------------------------ */
+
+int script_line_parse(const char *line, struct script_line *out)
+{
+	struct words w;
+	const struct op *op;
+	const char *why;
+	int first, i;
+
+	memset(out, 0, sizeof(*out));
+	if (split_words(line, &w, &why)) {
+		free(w.buf);
+		return -1;
+	}
+	out->buf = w.buf;
+	if (w.argc == 0)
+		return 0;
+	first = w.argv[0][0] == '!';
+	op = first < w.argc ? op_find(w.argv[first]) : NULL;
+	if (!op || w.argc - first - 1 < op->min || w.argc - first - 1 > op->max)
+		return -1;
+	out->op = op->name;
+	for (i = 0; i < op->max && first + 1 + i < w.argc; i++)
+		if (op->paths & (1u << i))
+			out->path[out->npaths++] = w.argv[first + 1 + i];
+	return 0;
+}
+
+void script_line_free(struct script_line *l)
+{
+	free(l->buf);
+	memset(l, 0, sizeof(*l));
+}
 
 void script_ctx_init(struct script_ctx *ctx, struct sufs_fs *fs, uint32_t uid, uint32_t gid)
 {

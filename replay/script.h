@@ -55,6 +55,23 @@ int script_exec_line(struct sufs_fs *fs, const char *line, struct script_ctx *ct
 		     char *err, size_t errlen);
 
 /*
+ * What a line names, without running it, for a caller that follows what
+ * the operations change (the crash harness's oracle): the operation (NULL
+ * for a blank line or a comment) and the arguments that are paths it acts
+ * on (both names of link and rename; fsync's file; not a symlink's
+ * target).  Returns 0, or -1 when the line cannot be parsed.  The strings
+ * live until script_line_free().
+ */
+struct script_line {
+	const char *op;
+	int npaths;
+	const char *path[2];
+	char *buf;
+};
+int script_line_parse(const char *line, struct script_line *out);
+void script_line_free(struct script_line *l);
+
+/*
  * The bytes that `write PATH OFFSET LENGTH SEED` writes: byte number o of
  * the file is a function of SEED and o alone (the man page gives the
  * formula), so that overlapping writes agree and any range can be checked

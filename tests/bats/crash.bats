@@ -1,0 +1,123 @@
+#!/usr/bin/env bats
+# sufs-replay --crash-check: the crash harness proves "only leaks" on a
+# bounded sample of the crash corpus (tests/crash, `make crash-check` runs
+# all of it), and its controls show it can fail: async mode and each
+# deliberately broken ordering rule are caught, with the state, the
+# findings, the saved image and a command that checks that state again.
+
+bats_require_minimum_version 1.5.0
+load helper
+
+setup() {
+	export SOURCE_DATE_EPOCH=1700000000
+	BASE=$T/base.img
+	"$MKFS" -q -b 1024 "$BASE" 4M
+	"$REPLAY" "$BASE" "$SUFS_SRCDIR/tests/crash/tree.replay"
+	chmod a-w "$BASE"
+	cd "$T"
+}
+
+# crash ARGS...: sufs-replay --crash-check, stdout and stderr apart
+crash() {
+	run --separate-stderr "$REPLAY" "$@"
+}
+
+@test "the quick crash corpus: soft updates leave only leaks" {
+	run "$SUFS_SRCDIR/tests/crash/run" --quick --sample 30
+	assert_success
+	assert_output --regexp "softdep: [0-9]+ workloads .* [0-9]+ crash states checked"
+	assert_output --partial "0 violations in 0 workloads"
+}
+
+@test "sync mode leaves only leaks too" {
+	crash --crash-check=sample:400 --mode sync --random 150 --seed 3 "$BASE"
+	assert_success
+	assert_output --regexp "400 crash states checked .* 0 violations"
+}
+
+@test "a random workload of 300 operations, every state: only leaks" {
+	crash --crash-check --random 300 --seed 11 "$BASE"
+	assert_success
+	assert_output --regexp "[0-9]{3,} crash states checked .* 0 violations"
+}
+
+@test "async mode: the harness reports damage worse than leaks" {
+	crash --crash-check=sample:300 --mode async --random 200 --seed 1 "$BASE"
+	assert_failure 16
+	assert_output --regexp "[1-9][0-9]* violations"
+	[[ $stderr == *"VIOLATION in --random 200 --seed 1, state "* ]]
+	[[ $stderr == *"worse than a leak"* ]]
+	[[ $stderr == *"findings of a full check:"* ]]
+	[[ $stderr == *"reproduce: "* ]]
+	# three reports in full, no more
+	[ "$(grep -c VIOLATION <<<"$stderr")" = 3 ]
+	ls crash-*.img >/dev/null
+}
+
+@test "the saved image and the reproduce command show the same violation" {
+	crash --crash-check=sample:300 --mode async --random 200 --seed 1 --max-reports 1 "$BASE"
+	assert_failure 16
+	img=$(sed -n 's/^  image: //p' <<<"$stderr")
+	cmd=$(sed -n 's/^  reproduce: //p' <<<"$stderr")
+	[ -f "$img" ]
+	run "$FSCK" -fn "$img"
+	assert_failure 4
+	state=$(sed -n 's/.*--crash-state \([^ ]*\) .*/\1/p' <<<"$cmd")
+	crash --crash-state "$state" --mode async --random 200 --seed 1 "$BASE"
+	assert_failure 16
+	assert_output --regexp "^--random 200 --seed 1 \(async\)"
+	assert_output --partial "1 crash states checked"
+	[[ $stderr == *"state $state "* ]]
+}
+
+@test "breaking rule 1 (a name before its inode) is caught" {
+	crash --crash-check=sample:300 --break-rule 1 --random 200 --seed 1 "$BASE"
+	assert_failure 16
+	[[ $stderr == *"worse than a leak"* ]]
+}
+
+@test "breaking rule 2 (a block reused before its old pointer is cleared) is caught" {
+	crash --crash-check=sample:300 --break-rule 2 --random 200 --seed 1 "$BASE"
+	assert_failure 16
+}
+
+@test "breaking rule 3 (rename drops the old name before the new is on disk) is caught" {
+	crash --crash-check=sample:600 --break-rule 3 --random 200 --seed 2 "$BASE"
+	assert_failure 16
+}
+
+@test "the oracle: what fsync made durable is checked in later states" {
+	printf '%s\n' "create /new" "write /new 0 5000 9" "fsync /new" \
+		"create /other" "write /other 0 100 1" >"$T/w"
+	crash --crash-check "$BASE" "$T/w"
+	assert_success
+	assert_output --regexp "[1-9][0-9]* oracle records checked"
+}
+
+@test "the image is never written" {
+	before=$(sha "$BASE")
+	crash --crash-check --random 50 --seed 5 "$BASE"
+	assert_success
+	[ "$(sha "$BASE")" = "$before" ]
+}
+
+@test "bad requests: unknown state, bad --crash-check, options that do not go together" {
+	printf 'mkdir /x\n' >"$T/w"
+	crash --crash-state 99:m0 "$BASE" "$T/w"
+	assert_failure 4
+	[[ $stderr == *"no state '99:m0'"* ]]
+	crash --crash-check=some "$BASE" "$T/w"
+	assert_failure 1
+	[[ $stderr == *"invalid value for --crash-check"* ]]
+	crash --crash-check --stats "$BASE" "$T/w"
+	assert_failure 1
+	crash --crash-check --crash-state final "$BASE" "$T/w"
+	assert_failure 1
+	crash --break-rule 4 --crash-check "$BASE" "$T/w"
+	assert_failure 1
+	crash --crash-check "$T/missing.img" "$T/w"
+	assert_failure 2
+	printf 'mkdir /x\nmkdir /x\n' >"$T/w2"
+	crash --crash-check "$BASE" "$T/w2"
+	assert_failure 4
+}
