@@ -402,8 +402,11 @@ static int cmd_help(struct session *s, int argc, char **argv)
 		for (c = commands; c->name; c++) {
 			char head[64];
 			snprintf(head, sizeof(head), "%s %s", c->name, c->args);
-			printf("  %-24s %s%s\n", head, c->help,
-			       c->flags & CMD_NEEDS_WRITE ? " (needs -w)" : "");
+			if (strlen(head) > 24)  /* a long usage gets a line of its own */
+				printf("  %s\n%27s", head, "");
+			else
+				printf("  %-24s ", head);
+			printf("%s%s\n", c->help, c->flags & CMD_NEEDS_WRITE ? " (needs -w)" : "");
 		}
 		return 0;
 	}
