@@ -45,8 +45,6 @@ struct node {
 	const char *kind, *type;   /* the library's static strings */
 	uint32_t off, len;
 	unsigned state;            /* enum sufs_dep_state */
-	int undoable;
-	uint32_t undo_bytes;
 	unsigned nwaits;
 	size_t *waits;             /* indexes of what it waits for (in the graph) */
 	unsigned nafters;          /* how many wait for it */
@@ -60,7 +58,8 @@ struct graph {
 	size_t n, cap;
 	size_t *by_id;             /* indexes in id order */
 	uint64_t **raw_waits;      /* the ids as walked, until resolved */
-	size_t nblocks, nplain;
+	size_t nblocks;            /* with pending updates */
+	size_t nplain;             /* dirty without any */
 	unsigned epochs;           /* of a full flush */
 };
 
@@ -69,9 +68,10 @@ static int collect(void *arg, const struct sufs_dep_block *b)
 	struct graph *g = arg;
 	size_t i;
 
-	g->nblocks++;
-	if (b->plain && b->ndeps == 0)
-		g->nplain++;
+	if (b->ndeps)
+		g->nblocks++;
+	else
+		g->nplain++;  /* dirty with times and counts only */
 	if (g->n + b->ndeps > g->cap) {
 		size_t cap = (g->n + b->ndeps) * 2 + 16;
 		struct node *v = realloc(g->v, cap * sizeof(*v));
@@ -93,13 +93,13 @@ static int collect(void *arg, const struct sufs_dep_block *b)
 		memcpy(w, d->waits, d->nwaits * sizeof(*w));
 		*x = (struct node){ .id = d->id, .blk = b->blk, .kind = d->kind, .type = b->type,
 				    .off = d->off, .len = d->len, .state = d->state,
-				    .undoable = d->undoable, .undo_bytes = d->undo_bytes,
 				    .nwaits = d->nwaits };
 		g->raw_waits[g->n++] = w;
 	}
 	return 0;
 }
 
+/* The graph qsort() compares in (it passes no argument to the comparison). */
 static const struct graph *sort_graph;
 
 static int cmp_by_id(const void *a, const void *b)
@@ -601,6 +601,9 @@ int cmd_deps(struct session *s, int argc, char **argv)
 			printf("%zu %s pending on %s (inode %u, its blocks); with what they "
 			       "wait for and what waits for them: %zu\n", own,
 			       plural(own, "update", "updates"), what, t.ino, shown);
+		if (!have_target && g.nplain)
+			printf("%zu more dirty %s with times and counts only\n", g.nplain,
+			       plural(g.nplain, "block", "blocks"));
 		if (shown && how == TABLE)
 			print_table(&g);
 		else if (shown)

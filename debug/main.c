@@ -307,7 +307,7 @@ static int run_paged(struct session *s, const char *line)
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
 	FILE *tmp = tmpfile(), *pager;
 	const char *cmd = getenv("PAGER");
-	int saved, rows = 0, cols = 0, status;
+	int saved, rows = 0, cols = 0, status, st;
 
 	fflush(stdout);
 	saved = tmp ? dup(STDOUT_FILENO) : -1;
@@ -337,7 +337,7 @@ static int run_paged(struct session *s, const char *line)
 	pager = popen(cmd, "w");
 	if (pager) {
 		copy_stream(tmp, pager);
-		int st = pclose(pager);
+		st = pclose(pager);
 		if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 127) {
 			warnmsg("pager %s not found (set PAGER)", cmd);
 			copy_stream(tmp, stdout);

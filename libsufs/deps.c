@@ -886,8 +886,9 @@ static int report_block(struct report *r, struct buf *b, int flushed, sufs_deps_
 		if (!flushed)
 			u->included = (uint8_t)allowed(u); /* older ones first: see allowed() */
 	}
-	if (grow((void **)&r->deps, &r->cap, n, sizeof(*r->deps)) ||
-	    grow((void **)&r->waits, &r->wcap, nw, sizeof(*r->waits)))
+	/* one more than needed: never a NULL array, even when empty */
+	if (grow((void **)&r->deps, &r->cap, n + 1, sizeof(*r->deps)) ||
+	    grow((void **)&r->waits, &r->wcap, nw + 1, sizeof(*r->waits)))
 		return -ENOMEM;
 	for (u = b->upds; u; u = u->bnext, i++) {
 		struct sufs_dep *d = &r->deps[i];
@@ -905,7 +906,8 @@ static int report_block(struct report *r, struct buf *b, int flushed, sufs_deps_
 		d->nwaits = 0;
 		for (e = u->befores; e; e = e->next_before)
 			r->waits[k + d->nwaits++] = e->before->id;
-		qsort(r->waits + k, d->nwaits, sizeof(*r->waits), cmp_u64);
+		if (d->nwaits > 1)
+			qsort(r->waits + k, d->nwaits, sizeof(*r->waits), cmp_u64);
 		k += d->nwaits;
 	}
 	db.blk = b->blk;
