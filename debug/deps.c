@@ -306,9 +306,9 @@ static int on_target(const struct target *t, const struct node *x)
 }
 
 /*
- * Select what the target shows: the updates on it, everything they wait
- * for, and the updates that wait for them directly (a new name waiting for
- * a new inode).  Returns how many updates are on the target itself.
+ * Select what the target shows: the updates on it, the updates that wait
+ * for them directly (a new name waiting for a new inode), and everything
+ * either waits for.  Returns how many updates are on the target itself.
  */
 static size_t select_target(struct graph *g, const struct target *t)
 {
@@ -316,16 +316,18 @@ static size_t select_target(struct graph *g, const struct target *t)
 	unsigned k;
 
 	for (i = 0; i < g->n; i++) {
-		if (!on_target(t, &g->v[i]))
-			continue;
-		n++;
-		select_closure(g, &g->v[i]);
-	}
-	for (i = 0; i < g->n; i++) {
 		struct node *x = &g->v[i];
-		for (k = 0; k < x->nwaits && !x->selected; k++)
-			if (on_target(t, &g->v[x->waits[k]]))
-				x->selected = 1;
+		if (on_target(t, x)) {
+			n++;
+			select_closure(g, x);
+			continue;
+		}
+		for (k = 0; k < x->nwaits; k++) {
+			if (on_target(t, &g->v[x->waits[k]])) {
+				select_closure(g, x);
+				break;
+			}
+		}
 	}
 	return n;
 }
@@ -522,7 +524,7 @@ static int run_dot(const struct graph *g, const char *image, const char *svg)
 static int deps_usage(const char *cmd)
 {
 	const struct command *c = command_find(cmd);
-	return fail(cmd, NULL, "usage: %s %s", c->name, c->args);
+	return fail(cmd, NULL, "usage: %s%s%s", c->name, *c->args ? " " : "", c->args);
 }
 
 int cmd_deps(struct session *s, int argc, char **argv)
@@ -594,12 +596,12 @@ int cmd_deps(struct session *s, int argc, char **argv)
 			       g.nblocks, plural(g.nblocks, "block", "blocks"), blocked, g.epochs,
 			       plural(g.epochs, "epoch", "epochs"));
 		else if (t.is_block)
-			printf("%zu %s pending on block %llu; with what they wait for and what "
-			       "waits for them: %zu\n", own, plural(own, "update", "updates"),
-			       (unsigned long long)t.blk, shown);
+			printf("%zu %s pending on block %llu; %zu shown with what waits for "
+			       "them and what all of it waits for\n", own,
+			       plural(own, "update", "updates"), (unsigned long long)t.blk, shown);
 		else
-			printf("%zu %s pending on %s (inode %u, its blocks); with what they "
-			       "wait for and what waits for them: %zu\n", own,
+			printf("%zu %s pending on %s (inode %u, its blocks); %zu shown with "
+			       "what waits for them and what all of it waits for\n", own,
 			       plural(own, "update", "updates"), what, t.ino, shown);
 		if (!have_target && g.nplain)
 			printf("%zu more dirty %s with times and counts only\n", g.nplain,

@@ -18,7 +18,7 @@
 static int inspect_usage(const char *cmd)
 {
 	const struct command *c = command_find(cmd);
-	return fail(cmd, NULL, "usage: %s %s", c->name, c->args);
+	return fail(cmd, NULL, "usage: %s%s%s", c->name, *c->args ? " " : "", c->args);
 }
 
 /* A block number of the image; 0 or 1 after a message. */

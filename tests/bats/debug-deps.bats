@@ -75,12 +75,20 @@ ids_of() {
 	# every row of the block is shown ...
 	[ "$(rows "$all" | awk -v b="$dirblk" '$3 == b' | wc -l)" -eq \
 	  "$(rows "$output" | awk -v b="$dirblk" '$3 == b' | wc -l)" ]
-	# ... and every row shown is on it, or waited for by one that is shown
-	local id blk waited
+	# ... and every row shown is on it, waits for one on it, or is waited
+	# for by one that is shown
+	local id blk waits waited own w ok
 	waited=$(rows "$output" | awk '{ print $9 }' | tr , '\n')
-	while read -r id blk; do
-		[ "$blk" = "$dirblk" ] || grep -qx "$id" <<<"$waited"
-	done < <(rows "$output" | awk '{ print $1, $3 }')
+	own=$(rows "$output" | awk -v b="$dirblk" '$3 == b { print $1 }')
+	while read -r id blk waits; do
+		ok=0
+		[ "$blk" = "$dirblk" ] && ok=1
+		grep -qx "$id" <<<"$waited" && ok=1
+		for w in ${waits//,/ }; do
+			grep -qx "$w" <<<"$own" && ok=1
+		done
+		[ "$ok" -eq 1 ]
+	done < <(rows "$output" | awk '{ print $1, $3, $9 }')
 }
 
 @test "deps PATH shows a file's inode and blocks, and the name that waits for it" {
