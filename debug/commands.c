@@ -355,7 +355,7 @@ int name_in_parent(struct session *s, uint32_t dir, uint32_t *parent, char **nam
  * parent does not list (an orphan, a damaged tree) ends the climb: the path
  * then starts with "<INO>", which resolve() understands.
  */
-static char *dir_path(struct session *s, uint32_t dir)
+char *dir_path(struct session *s, uint32_t dir)
 {
 	uint32_t root = sufs_get_super(s->fs)->root_ino;
 	char *path = strdup(""), *name, *longer;
@@ -403,8 +403,11 @@ static int cmd_help(struct session *s, int argc, char **argv)
 		for (c = commands; c->name; c++) {
 			char head[64];
 			snprintf(head, sizeof(head), "%s %s", c->name, c->args);
-			printf("  %-24s %s%s\n", head, c->help,
-			       c->flags & CMD_NEEDS_WRITE ? " (needs -w)" : "");
+			if (strlen(head) > 24)  /* a long usage gets a line of its own */
+				printf("  %s\n%27s", head, "");
+			else
+				printf("  %-24s ", head);
+			printf("%s%s\n", c->help, c->flags & CMD_NEEDS_WRITE ? " (needs -w)" : "");
 		}
 		return 0;
 	}
@@ -1209,10 +1212,34 @@ const struct command commands[] = {
 	  "name the inode or metadata that owns each block", cmd_icheck, 0 },
 	{ "ncheck", { NULL }, "INODE...",
 	  "list every path of each inode", cmd_ncheck, 0 },
-	{ "super", { "stats", "show_super_stats", NULL }, "",
+	{ "super", { "show_super_stats", NULL }, "",
 	  "print the superblock", cmd_super, 0 },
 	{ "groups", { NULL }, "",
 	  "one line per group: layout, free counts, checksum", cmd_groups, 0 },
+	{ "block_dump", { "bd", NULL }, "[-d] BLOCK | [-d] -f PATH LBLK",
+	  "hex and ASCII of a block as in memory (-d: as on disk)", cmd_block_dump, 0 },
+	{ "imap", { NULL }, "PATH",
+	  "where an inode lies: its group, block and offset", cmd_imap, 0 },
+	{ "testb", { NULL }, "BLOCK [COUNT]",
+	  "whether blocks are marked in use in the bitmap", cmd_testb, 0 },
+	{ "testi", { NULL }, "PATH",
+	  "whether an inode is marked in use in the bitmap", cmd_testi, 0 },
+	{ "ffb", { "find_free_block", NULL }, "[COUNT [GOAL]]",
+	  "find free blocks, from GOAL on", cmd_ffb, 0 },
+	{ "ffi", { "find_free_inode", NULL }, "[COUNT [GOAL]]",
+	  "find free inodes, from GOAL on", cmd_ffi, 0 },
+	/* the dependency engine: what is pending in memory (deps.c) */
+	{ "deps", { NULL }, "[--chains | --dot FILE | --svg FILE] [BLOCK|PATH]",
+	  "pending updates: kind, block, bytes, state, what each waits for", cmd_deps, 0 },
+	{ "why", { NULL }, "BLOCK",
+	  "what keeps a block from going out as it is in memory", cmd_why, 0 },
+	{ "flush", { NULL }, "[N]",
+	  "write N epochs (default 1): per block, what went out, what was undone",
+	  cmd_flush, CMD_NEEDS_WRITE },
+	{ "crash", { NULL }, "",
+	  "drop everything in memory and reopen the image as the disk holds it", cmd_crash, 0 },
+	{ "stats", { NULL }, "",
+	  "counters of the dependency engine and the cache", cmd_stats, 0 },
 	/* the modifying commands: the operation script language (sufs-replay(8)) */
 	{ "mkdir", { NULL }, "PATH [MODE]", "make a directory", cmd_script, CMD_NEEDS_WRITE },
 	{ "create", { NULL }, "PATH [MODE]", "make an empty file", cmd_script, CMD_NEEDS_WRITE },

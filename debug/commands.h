@@ -117,6 +117,32 @@ void print_name(FILE *f, const char *name, size_t len);
 /* The same into a malloc()ed string (for messages); NULL when out of memory. */
 char *escape_name(const char *name, size_t len);
 
+/* The path of a directory, found by climbing "..", malloc()ed; a directory
+ * its parent does not list starts the path as <INO>.  NULL: out of memory. */
+char *dir_path(struct session *s, uint32_t dir);
+
+/*
+ * Open s->image (for writing with s->writable) into s->fs, with write-back
+ * left to the user: changes stay in memory until flush, sync or quit
+ * (main.c).  Returns 0 or a library error.
+ */
+int session_open(struct session *s);
+
+/* ---- the dependency engine's views (deps.c) ----------------------------- */
+int cmd_deps(struct session *s, int argc, char **argv);
+int cmd_why(struct session *s, int argc, char **argv);
+int cmd_flush(struct session *s, int argc, char **argv);
+int cmd_crash(struct session *s, int argc, char **argv);
+int cmd_stats(struct session *s, int argc, char **argv);
+
+/* ---- raw blocks and bitmaps (inspect.c) --------------------------------- */
+int cmd_block_dump(struct session *s, int argc, char **argv);
+int cmd_imap(struct session *s, int argc, char **argv);
+int cmd_testb(struct session *s, int argc, char **argv);
+int cmd_testi(struct session *s, int argc, char **argv);
+int cmd_ffb(struct session *s, int argc, char **argv);
+int cmd_ffi(struct session *s, int argc, char **argv);
+
 /* ---- file contents (rdump.c) ------------------------------------------- */
 
 /*

@@ -16,9 +16,12 @@
 #include "util.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <stdio.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <readline/history.h>
@@ -30,8 +33,6 @@ enum {
 	EXIT_USAGE = 2,
 	EXIT_OPEN = 4,
 };
-
-#define PROMPT "sufs-debug: "
 
 static void usage(FILE *f)
 {
@@ -71,23 +72,331 @@ static int run_file(struct session *s, FILE *f)
 	return status;
 }
 
-/* The prompt, with line editing and history (in memory only). */
+/* ------------------------------------------------------------------------ */
+/* The prompt: line editing, history in a file, completion, a pager          */
+/* ------------------------------------------------------------------------ */
+
+/* The session completion looks into (readline's callbacks take no argument). */
+static struct session *completing;
+
+/* $SUFS_DEBUG_HISTORY (empty: none), else ~/.sufs_debug_history; malloc()ed. */
+static char *history_path(void)
+{
+	const char *e = getenv("SUFS_DEBUG_HISTORY"), *home = getenv("HOME");
+	char *p;
+
+	if (e)
+		return *e ? strdup(e) : NULL;
+	if (!home || !*home)
+		return NULL;
+	if (asprintf(&p, "%s/.sufs_debug_history", home) < 0)
+		return NULL;
+	return p;
+}
+
+#define HISTORY_LINES 1000
+
+/* Names that complete a command word: every name and alias of the table. */
+static char *command_generator(const char *text, int state)
+{
+	static const struct command *c;
+	static int alias;
+	size_t len = strlen(text);
+
+	if (!state) {
+		c = commands;
+		alias = -1;
+	}
+	for (; c->name; c++, alias = -1) {
+		const char *name;
+		for (; alias < 0 || c->aliases[alias]; alias++) {
+			name = alias < 0 ? c->name : c->aliases[alias];
+			if (strncmp(name, text, len) == 0) {
+				alias++;
+				return strdup(name);
+			}
+		}
+	}
+	return NULL;
+}
+
+/* The typed word as bytes: the escapes of the command line undone (see
+ * split_words in commands.c), quotes dropped. */
+static char *unescape_word(const char *w)
+{
+	char *out = malloc(strlen(w) + 1), *o = out;
+	unsigned hi, lo;
+
+	if (!out)
+		return NULL;
+	while (*w) {
+		if (*w == '\'' || *w == '"') {
+			w++;
+		} else if (*w != '\\' || !w[1]) {
+			*o++ = *w++;
+		} else if (w[1] == 'x' && sscanf(w + 2, "%1x%1x", &hi, &lo) == 2) {
+			*o++ = (char)(hi << 4 | lo);
+			w += 4;
+		} else {
+			*o++ = w[1] == 'n' ? '\n' : w[1] == 't' ? '\t' : w[1];
+			w += 2;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* A name as it must be typed: print_name()'s escapes, and a backslash
+ * before blanks and quotes. */
+static char *typeable(const char *name, size_t len)
+{
+	char *e = escape_name(name, len), *out, *o;
+	const char *p;
+
+	if (!e)
+		return NULL;
+	out = o = malloc(2 * strlen(e) + 1);
+	for (p = e; out && *p; p++) {
+		if (*p == ' ' || *p == '\'' || *p == '"')
+			*o++ = '\\';
+		*o++ = *p;
+	}
+	if (out)
+		*o = '\0';
+	free(e);
+	return out;
+}
+
+struct path_matches {
+	char **v;
+	size_t n, next;
+};
+
+/* Every entry of the directory part of text whose name starts with the
+ * rest, as the whole word to put on the line (a directory ending in /). */
+static void match_paths(struct path_matches *m, const char *text)
+{
+	struct session *s = completing;
+	const char *slash = strrchr(text, '/');
+	size_t dlen = slash ? (size_t)(slash - text) + 1 : 0, blen, i, n;
+	char *dir = strndup(text, dlen), *base = unescape_word(text + dlen);
+	struct entry *v;
+	uint32_t ino = s->cwd;
+	int rc = 0;
+
+	m->v = NULL;
+	m->n = m->next = 0;
+	if (!dir || !base)
+		goto out;
+	if (dlen) {
+		char *d = unescape_word(dir);
+		rc = d ? sufs_namei(s->fs, s->cwd, d, 1, &ino) : -ENOMEM;
+		free(d);
+	}
+	if (rc || read_entries(s, ino, &v, &n))
+		goto out;
+	blen = strlen(base);
+	m->v = calloc(n + 1, sizeof(*m->v));
+	for (i = 0; m->v && i < n; i++) {
+		char *t, *word;
+		int isdir = v[i].ftype == SUFS_FT_DIR;
+		if (is_dot_name(v[i].name, v[i].len) || v[i].len < blen ||
+		    memcmp(v[i].name, base, blen) != 0)
+			continue;
+		t = typeable(v[i].name, v[i].len);
+		if (t && asprintf(&word, "%s%s%s", dir, t, isdir ? "/" : "") >= 0)
+			m->v[m->n++] = word;
+		free(t);
+	}
+	/* one directory: go on typing inside it, no blank after the slash */
+	if (m->n == 1 && m->v[0][strlen(m->v[0]) - 1] == '/')
+		rl_completion_append_character = '\0';
+	free_entries(v, n);
+out:
+	free(dir);
+	free(base);
+}
+
+static char *path_generator(const char *text, int state)
+{
+	static struct path_matches m;
+
+	if (!state)
+		match_paths(&m, text);
+	if (m.next < m.n)
+		return m.v[m.next++];
+	free(m.v);
+	m.v = NULL;
+	m.n = m.next = 0;
+	return NULL;
+}
+
+/* The first word completes to a command; after help, too; else a path. */
+static char **complete(const char *text, int start, int end)
+{
+	const char *line = rl_line_buffer;
+	int i = 0;
+
+	(void)end;
+	rl_attempted_completion_over = 1;  /* never the host's file names */
+	while (i < start && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	if (i == start)
+		return rl_completion_matches(text, command_generator);
+	if ((strncmp(line + i, "help ", 5) == 0 || strncmp(line + i, "? ", 2) == 0))
+		return rl_completion_matches(text, command_generator);
+	return rl_completion_matches(text, path_generator);
+}
+
+/* A blank or quote is part of the word when a backslash escapes it. */
+static int is_quoted(char *text, int index)
+{
+	return index > 0 && text[index - 1] == '\\' && !is_quoted(text, index - 1);
+}
+
+/* "sufs-debug demo.img:/docs> " */
+static char *make_prompt(struct session *s)
+{
+	const char *base = strrchr(s->image, '/');
+	char *cwd = dir_path(s, s->cwd), *p;
+
+	if (asprintf(&p, "sufs-debug %s:%s> ", base && base[1] ? base + 1 : s->image,
+		     cwd ? cwd : "?") < 0)
+		p = NULL;
+	free(cwd);
+	return p;
+}
+
+/* Lines the output takes on a screen cols wide. */
+static size_t screen_lines(FILE *f, int cols)
+{
+	size_t lines = 0, col = 0;
+	int c;
+
+	rewind(f);
+	while ((c = getc(f)) != EOF) {
+		if (c == '\n' || (cols > 0 && (int)col == cols)) {
+			lines++;
+			col = c == '\n' ? 0 : 1;
+		} else {
+			col++;
+		}
+	}
+	return lines + (col > 0);
+}
+
+static void copy_stream(FILE *from, FILE *to)
+{
+	char buf[8192];
+	size_t n;
+
+	rewind(from);
+	while ((n = fread(buf, 1, sizeof(buf), from)) > 0)
+		if (fwrite(buf, 1, n, to) != n)
+			break;
+	fflush(to);
+}
+
+/*
+ * Run one line with its output caught in a temporary file; output longer
+ * than the screen goes through $PAGER (default less), the rest straight
+ * to the terminal.
+ */
+static int run_paged(struct session *s, const char *line)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+	FILE *tmp = tmpfile(), *pager;
+	const char *cmd = getenv("PAGER");
+	int saved, rows = 0, cols = 0, status, st;
+
+	fflush(stdout);
+	saved = tmp ? dup(STDOUT_FILENO) : -1;
+	if (saved < 0 || dup2(fileno(tmp), STDOUT_FILENO) < 0) {
+		if (saved >= 0)
+			close(saved);
+		if (tmp)
+			fclose(tmp);
+		return command_line(s, line);  /* no pager then */
+	}
+	status = command_line(s, line);
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+
+	rl_get_screen_size(&rows, &cols);
+	if (!cmd || !*cmd)
+		cmd = "less";
+	if (rows <= 0 || screen_lines(tmp, cols) < (size_t)rows) {
+		copy_stream(tmp, stdout);
+		fclose(tmp);
+		return status;
+	}
+	if (!getenv("LESS"))
+		setenv("LESS", "FRX", 1);  /* as git does: leave at the end, keep the screen */
+	sigaction(SIGPIPE, &ign, &old);  /* the reader may quit early */
+	pager = popen(cmd, "w");
+	if (pager) {
+		copy_stream(tmp, pager);
+		st = pclose(pager);
+		if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 127) {
+			warnmsg("pager %s not found (set PAGER)", cmd);
+			copy_stream(tmp, stdout);
+		}
+	} else {
+		copy_stream(tmp, stdout);
+	}
+	sigaction(SIGPIPE, &old, NULL);
+	fclose(tmp);
+	return status;
+}
+
+/* The prompt, with line editing, completion and a history kept in a file. */
 static int run_interactive(struct session *s)
 {
-	char *line;
-	int status = 0;
+	char *line, *prompt, *hist = history_path();
+	int status = 0, paged = isatty(STDOUT_FILENO);
 
 	rl_readline_name = "sufs-debug";
-	while (!s->quit && (line = readline(PROMPT)) != NULL) {
-		const char *p = line + strspn(line, " \t");
-		if (*p)
+	rl_attempted_completion_function = complete;
+	rl_completer_word_break_characters = " \t";
+	rl_completer_quote_characters = "'\"";
+	rl_char_is_quoted_p = is_quoted;
+	completing = s;
+	stifle_history(HISTORY_LINES);
+	if (hist && read_history(hist) == ENOENT)
+		write_history(hist);  /* created (mode 0600) to append to */
+	while (!s->quit) {
+		prompt = make_prompt(s);
+		line = readline(prompt ? prompt : "sufs-debug> ");
+		free(prompt);
+		if (!line)
+			break;
+		if (line[strspn(line, " \t")]) {
 			add_history(line);
-		status |= command_line(s, line);
+			if (hist)
+				append_history(1, hist);
+		}
+		status |= paged ? run_paged(s, line) : command_line(s, line);
 		free(line);
 	}
 	if (!s->quit)
 		putchar('\n');  /* end of input: leave the terminal on a fresh line */
+	if (hist)
+		history_truncate_file(hist, HISTORY_LINES);
+	free(hist);
 	return status;
+}
+
+int session_open(struct session *s)
+{
+	int rc = sufs_open(s->image, s->writable ? SUFS_OPEN_RDWR : 0, &s->fs);
+
+	if (rc)
+		return rc;
+	/* write back only when asked (flush, sync, fsync, quit), so that the
+	 * dependency views see what the commands left pending */
+	sufs_set_writeback(s->fs, 100, 0);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -152,7 +461,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	rc = sufs_open(s.image, s.writable ? SUFS_OPEN_RDWR : 0, &s.fs);
+	rc = session_open(&s);
 	if (rc) {
 		errmsg("cannot open %s: %s", s.image, sufs_strerror(rc));
 		if (rc == -SUFS_ECHECKSUM || rc == -SUFS_ECORRUPT)
@@ -174,7 +483,7 @@ int main(int argc, char **argv)
 
 	if (cmds && cmds != stdin)
 		fclose(cmds);
-	rc = sufs_close(s.fs);
+	rc = s.fs ? sufs_close(s.fs) : 0;  /* none after a crash that could not reopen */
 	if (rc) {
 		errmsg("closing %s: %s", s.image, sufs_strerror(rc));
 		status = EXIT_COMMAND;

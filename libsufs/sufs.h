@@ -513,6 +513,70 @@ struct sufs_stats {
 };
 void sufs_get_stats(struct sufs_fs *fs, struct sufs_stats *st);
 
+/* ------------------------------------------------------------------------ */
+/* The dependency engine as tools see it (sufs-debug's deps, why, flush)       */
+/* ------------------------------------------------------------------------ */
+
+/* What becomes of a pending update in a write of its block. */
+enum sufs_dep_state {
+	SUFS_DEP_READY,   /* the next write of its block carries it */
+	SUFS_DEP_BLOCKED, /* the next write undoes it: it waits for something
+	                     not yet on disk */
+	SUFS_DEP_WRITTEN, /* (flush) the write just made carries it: on disk
+	                     once the epoch's barrier has passed */
+	SUFS_DEP_UNDONE,  /* (flush) the write just made undid it: still pending */
+};
+
+/* One pending update: a change of a byte range of one block. */
+struct sufs_dep {
+	uint64_t id;               /* an update waits only for lower ids */
+	const char *kind;          /* the 1999 paper's names: "bmsafemap", "inodedep",
+	                              "allocdirect", "indirdep", "allocindir", "diradd",
+	                              "mkdir", "dirrem", "freeblks", "freefile"; and
+	                              "data" for file contents */
+	uint32_t off, len;         /* the bytes of the block it changes */
+	unsigned state;            /* enum sufs_dep_state */
+	uint32_t undo_bytes;       /* old bytes kept to undo it (0: never undone, or
+	                              the old bytes were zeros, see undoable) */
+	int undoable;              /* it may be left out of a write image */
+	unsigned nwaits;
+	const uint64_t *waits;     /* the ids it waits for, ascending */
+};
+
+/* A block with pending updates, as reported to a sufs_deps_fn. */
+struct sufs_dep_block {
+	uint64_t blk;
+	const char *type;          /* "inode table", "directory", "bitmap",
+	                              "indirect", "data" or "raw" */
+	int plain;                 /* it also has changes outside the ordering
+	                              (timestamps, summary counts) */
+	size_t ndeps;
+	const struct sufs_dep *deps; /* its pending updates, oldest first */
+};
+/* Called per block; the records live only during the call.  Nonzero stops
+ * a walk and is returned. */
+typedef int (*sufs_deps_fn)(void *arg, const struct sufs_dep_block *b);
+
+#define SUFS_DEPS_ALL UINT64_MAX
+
+/*
+ * Visit the dirty blocks of the cache in block order (blk == SUFS_DEPS_ALL)
+ * or the one block blk, with their pending updates and whether the next
+ * write of each would carry or undo it (READY or BLOCKED).  A block that is
+ * not dirty is not visited.  Nothing is written.
+ */
+int sufs_deps_walk(struct sufs_fs *fs, uint64_t blk, sufs_deps_fn fn, void *arg);
+
+/*
+ * Write one epoch: the write image of every dirty block that has something
+ * it may write, then a barrier (none in async mode), then what went out is
+ * on disk and deferred work that became ready runs.  fn (may be NULL) is
+ * called for each block as it is written, before the barrier, with each of
+ * its updates WRITTEN or UNDONE; its return value is ignored.  Returns the
+ * number of blocks written (0: nothing was dirty), or a negative error.
+ */
+int sufs_deps_flush(struct sufs_fs *fs, sufs_deps_fn fn, void *arg);
+
 /* The library's version string, e.g. "0.1.0". */
 const char *sufs_version(void);
 

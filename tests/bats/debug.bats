@@ -190,9 +190,11 @@ EOF
 
 @test "the prompt reads commands with readline when standard input is a terminal" {
 	require_cmd script
-	run bash -c "printf 'cd dir\npwd\nquit\n' | script -qec \"'$DEBUG' '$IMG'\" /dev/null"
+	run bash -c "printf 'cd dir\npwd\nquit\n' | SUFS_DEBUG_HISTORY='$T/history' script -qec \"'$DEBUG' '$IMG'\" /dev/null"
 	assert_success
-	assert_output --partial "sufs-debug: "
+	# the prompt names the image and the current directory
+	assert_output --partial "sufs-debug $(basename "$IMG"):/> cd dir"
+	assert_output --partial "sufs-debug $(basename "$IMG"):/dir> pwd"
 	assert_output --partial "/dir"
 }
 

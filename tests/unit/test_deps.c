@@ -2440,6 +2440,211 @@ static void a_crash_in_sync_mode_leaves_only_leaks_too(void **state)
 	crash_after_every_barrier_and_within_every_epoch(SUFS_MODE_SYNC);
 }
 
+/* ---- the engine as tools see it: sufs_deps_walk, sufs_deps_flush --------------- */
+
+/* What a walk or a flush reported, copied out of the callback. */
+struct walk_dep {
+	uint64_t blk, id;
+	char kind[16];
+	char type[16];
+	uint32_t off, len;
+	unsigned state, nwaits;
+	uint64_t waits[4];
+	int undoable;
+};
+struct walk_seen {
+	struct walk_dep d[256];
+	unsigned n, blocks;
+	uint64_t blk[64];
+};
+
+static int record(void *arg, const struct sufs_dep_block *b)
+{
+	struct walk_seen *s = arg;
+	size_t i;
+
+	assert_true(s->blocks < 64);
+	s->blk[s->blocks++] = b->blk;
+	for (i = 0; i < b->ndeps; i++) {
+		struct walk_dep *d = &s->d[s->n++];
+		assert_true(s->n <= 256);
+		d->blk = b->blk;
+		d->id = b->deps[i].id;
+		snprintf(d->kind, sizeof(d->kind), "%s", b->deps[i].kind);
+		snprintf(d->type, sizeof(d->type), "%s", b->type);
+		d->off = b->deps[i].off;
+		d->len = b->deps[i].len;
+		d->state = b->deps[i].state;
+		d->undoable = b->deps[i].undoable;
+		d->nwaits = b->deps[i].nwaits;
+		assert_true(d->nwaits <= 4);
+		memcpy(d->waits, b->deps[i].waits, d->nwaits * sizeof(uint64_t));
+		if (i)
+			assert_true(b->deps[i - 1].id < b->deps[i].id); /* oldest first */
+	}
+	return 0;
+}
+
+static const struct walk_dep *seen_id(const struct walk_seen *s, uint64_t id)
+{
+	unsigned i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->d[i].id == id)
+			return &s->d[i];
+	fail_msg("update %llu was not reported", (unsigned long long)id);
+	return NULL;
+}
+
+static void a_walk_reports_every_pending_update_its_range_what_it_waits_for_and_its_fate(
+	void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	const uint64_t A = AREA, B = AREA + 1;
+	struct walk_seen s = { .n = 0 };
+	const struct walk_dep *d;
+	upd_id a, b1, b2;
+
+	put_block(fs, B, 1);
+	a = change(fs, A, 0, 16, 0xaa, NULL, 0);
+	b1 = change(fs, B, 0, 8, 0xb1, NULL, 0);
+	b2 = change(fs, B, 100, 8, 0xb2, &a, 1);
+
+	assert_int_equal(sufs_deps_walk(fs, SUFS_DEPS_ALL, record, &s), 0);
+	assert_int_equal(s.blocks, 2);
+	assert_true(s.blk[0] == A && s.blk[1] == B);  /* in block order */
+	assert_int_equal(s.n, 3);
+	d = seen_id(&s, a);
+	assert_true(d->blk == A && d->off == 0 && d->len == 16 && d->nwaits == 0);
+	assert_int_equal(d->state, SUFS_DEP_READY);
+	assert_false(d->undoable);
+	assert_string_equal(d->kind, "data");
+	assert_string_equal(d->type, "data");
+	d = seen_id(&s, b1);
+	assert_int_equal(d->state, SUFS_DEP_READY);
+	d = seen_id(&s, b2);
+	assert_true(d->blk == B && d->off == 100 && d->len == 8);
+	assert_int_equal(d->state, SUFS_DEP_BLOCKED);  /* a is not on disk */
+	assert_true(d->undoable);
+	assert_int_equal(d->nwaits, 1);
+	assert_int_equal(d->waits[0], a);
+
+	/* one block only; a block with nothing dirty is not visited */
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(sufs_deps_walk(fs, B, record, &s), 0);
+	assert_int_equal(s.blocks, 1);
+	assert_int_equal(s.n, 2);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(sufs_deps_walk(fs, AREA + 2, record, &s), 0);
+	assert_int_equal(s.blocks, 0);
+
+	/* a walk writes nothing and changes nothing */
+	assert_int_equal(fs->deps.pending, 3);
+	assert_int_equal(fs->cache.dirty, 2);
+	settle(fs);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(sufs_deps_walk(fs, SUFS_DEPS_ALL, record, &s), 0);
+	assert_int_equal(s.blocks, 0);
+}
+
+static void a_flush_reports_per_block_written_what_went_out_and_what_was_undone(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	const uint64_t A = AREA, B = AREA + 1, C = AREA + 5;
+	struct walk_seen s = { .n = 0 };
+	upd_id a, b1, b2, c;
+
+	put_block(fs, B, 1);
+	a = change(fs, A, 0, 16, 0xaa, NULL, 0);
+	b1 = change(fs, B, 0, 8, 0xb1, NULL, 0);
+	b2 = change(fs, B, 100, 8, 0xb2, &a, 1);
+	c = change(fs, C, 0, 8, 0xcc, &b2, 1);   /* C waits for B's undone part */
+
+	/* epoch 1: A whole, B with b2 undone; C has nothing it may write */
+	assert_int_equal(sufs_deps_flush(fs, record, &s), 2);
+	assert_int_equal(s.blocks, 2);
+	assert_true(s.blk[0] == A && s.blk[1] == B);
+	assert_int_equal(seen_id(&s, a)->state, SUFS_DEP_WRITTEN);
+	assert_int_equal(seen_id(&s, b1)->state, SUFS_DEP_WRITTEN);
+	assert_int_equal(seen_id(&s, b2)->state, SUFS_DEP_UNDONE);
+	assert_null(deps_find(fs, a));
+	assert_non_null(deps_find(fs, b2));
+	assert_non_null(deps_find(fs, c));
+
+	/* epoch 2: B again, now whole */
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(sufs_deps_flush(fs, record, &s), 1);
+	assert_int_equal(s.blocks, 1);
+	assert_int_equal(s.blk[0], B);
+	assert_int_equal(seen_id(&s, b2)->state, SUFS_DEP_WRITTEN);
+
+	/* epoch 3: C; then nothing is left to write */
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(sufs_deps_flush(fs, NULL, NULL), 1);
+	assert_int_equal(sufs_deps_flush(fs, record, &s), 0);
+	assert_int_equal(s.blocks, 0);
+	assert_int_equal(fs->deps.pending, 0);
+	assert_null(fs->trace);  /* the hook is given back */
+}
+
+static void a_flush_takes_as_many_epochs_as_the_longest_chain_of_blocks(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	upd_id prev = 0;
+	unsigned i, epochs = 0;
+	int n;
+
+	/* a chain over 6 blocks: each block's update waits for the previous one */
+	for (i = 0; i < 6; i++)
+		prev = change(fs, AREA + i, 0, 8, (uint8_t)(i + 1), prev ? &prev : NULL, prev ? 1 : 0);
+	while ((n = sufs_deps_flush(fs, NULL, NULL)) > 0) {
+		assert_int_equal(n, 1);
+		epochs++;
+	}
+	assert_int_equal(n, 0);
+	assert_int_equal(epochs, 6);
+}
+
+static void mkdir_shows_a_diradd_waiting_for_the_new_inodes_inodedep(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	struct walk_seen s = { .n = 0 };
+	unsigned i, k, blocked = 0, found = 0, mkdir = 0;
+
+	settle(fs);
+	mkdir_(fs, SUFS_ROOT_INO, "a");
+	assert_int_equal(sufs_deps_walk(fs, SUFS_DEPS_ALL, record, &s), 0);
+	for (i = 0; i < s.n; i++) {
+		const struct walk_dep *d = &s.d[i];
+		mkdir += strcmp(d->kind, "mkdir") == 0;
+		/* the entry's header and name need no order: only its inode number */
+		if (strcmp(d->kind, "diradd") || d->nwaits == 0)
+			continue;
+		assert_string_equal(d->type, "directory");
+		assert_int_equal(d->state, SUFS_DEP_BLOCKED);
+		assert_int_equal(d->len, 4);
+		blocked++;
+		for (k = 0; k < d->nwaits; k++) {
+			const struct walk_dep *w = seen_id(&s, d->waits[k]);
+			/* the new inode, initialised whole */
+			if (strcmp(w->kind, "inodedep") == 0 &&
+			    strcmp(w->type, "inode table") == 0 && w->len == SUFS_INODE_SIZE)
+				found++;
+		}
+	}
+	assert_int_equal(blocked, 1);
+	assert_int_equal(found, 1);
+	assert_int_equal(mkdir, 1);  /* the new directory's first block */
+}
+
+static void a_read_only_file_system_refuses_to_flush(void **state)
+{
+	struct tfs *t = *state;
+
+	tu_reopen(t, 0);
+	assert_int_equal(sufs_deps_flush(t->fs, NULL, NULL), -EROFS);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -2464,6 +2669,11 @@ int main(void)
 		T(in_sync_mode_every_operation_leaves_nothing_but_data_pending),
 		T(in_async_mode_no_update_is_recorded_and_a_sync_is_one_barrier),
 		T(in_softdep_mode_nothing_is_written_until_a_limit_or_a_sync_asks),
+		T(a_walk_reports_every_pending_update_its_range_what_it_waits_for_and_its_fate),
+		T(a_flush_reports_per_block_written_what_went_out_and_what_was_undone),
+		T(a_flush_takes_as_many_epochs_as_the_longest_chain_of_blocks),
+		T(mkdir_shows_a_diradd_waiting_for_the_new_inodes_inodedep),
+		T(a_read_only_file_system_refuses_to_flush),
 		cmocka_unit_test(a_crash_after_any_barrier_or_within_any_epoch_leaves_only_leaks),
 		cmocka_unit_test(a_crash_in_sync_mode_leaves_only_leaks_too),
 	};
