@@ -12,6 +12,7 @@
 #include "sufs_int.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 
 /* The byte range of a directory block that holds entries. */
@@ -265,6 +266,47 @@ static int dir_grow(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din,
 	return 0;
 }
 
+/* ---- where each inode was last named --------------------------------------- */
+
+static size_t hint_slot(const struct sufs_fs *fs, uint32_t ino)
+{
+	size_t mask = fs->capparents - 1, i = (ino * 2654435761u) & mask;
+
+	while (fs->parents[i].ino && fs->parents[i].ino != ino)
+		i = (i + 1) & mask;
+	return i;
+}
+
+/* Remember that ino was just named in dir (a hint: nothing breaks when it
+ * is lost for want of memory, fsync just walks up less far). */
+static void parent_note(struct sufs_fs *fs, uint32_t ino, uint32_t dir)
+{
+	size_t i;
+
+	if (2 * (fs->nparents + 1) > fs->capparents) {
+		size_t cap = fs->capparents ? 2 * fs->capparents : 256, j;
+		struct parent_hint *old = fs->parents, *p = calloc(cap, sizeof(*p));
+		if (!p)
+			return;
+		fs->parents = p;
+		j = fs->capparents;
+		fs->capparents = cap;
+		while (j--)
+			if (old[j].ino)
+				fs->parents[hint_slot(fs, old[j].ino)] = old[j];
+		free(old);
+	}
+	i = hint_slot(fs, ino);
+	if (!fs->parents[i].ino)
+		fs->nparents++;
+	fs->parents[i] = (struct parent_hint){ ino, dir };
+}
+
+uint32_t parent_hint(const struct sufs_fs *fs, uint32_t ino)
+{
+	return fs->capparents ? fs->parents[hint_slot(fs, ino)].dir : 0;
+}
+
 /*
  * Add name -> ino, the inode number waiting for w.  One pass over the
  * directory both checks that the name is new and finds the first slot with
@@ -347,6 +389,7 @@ int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char
 		reclen -= used;
 	}
 	e = put_entry(fs, b, off, reclen, name, len, ino, ftype, carve, w);
+	parent_note(fs, ino, dir);
 	if (h)
 		dirhash_add(fs, h, name, len, (uint32_t)slot_lblk, off, b->data);
 	buf_put(fs, b);

@@ -90,6 +90,7 @@ void fs_free_struct(struct sufs_fs *fs)
 	free(fs->gdt_dirty);
 	free(fs->zero);
 	free(fs->moved);
+	free(fs->parents);
 	free(fs);
 }
 

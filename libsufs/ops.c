@@ -1360,17 +1360,27 @@ static int add_names(struct sufs_fs *fs, uint32_t ino, struct idlist *l, struct 
 	return err;
 }
 
-/* The directory that dir's ".." names, to walk up to the root. */
-static int add_parent(struct sufs_fs *fs, uint32_t dir, struct idlist *dirs)
+/* The directory that dir's ".." names, to walk up to the root, and the
+ * pending change of that ".." (the name on disk that ".." confirms is the
+ * one fsck keeps). */
+static int add_parent(struct sufs_fs *fs, uint32_t dir, struct idlist *l, struct idlist *dirs)
 {
+	struct sufs_inode din;
 	uint32_t up;
+	upd_id id = 0;
 	int err;
 
 	if (dir == SUFS_ROOT_INO)
 		return 0;
-	err = sufs_lookup(fs, dir, "..", 2, &up);
+	err = load_live(fs, dir, &din);
+	if (!err)
+		err = dir_lookup(fs, dir, &din, "..", 2, &up);
+	if (!err)
+		err = dir_entry_pending(fs, dir, &din, "..", 2, &id);
 	if (err)
 		return err == -ENOENT ? 0 : err;
+	if (id && (err = idlist_add(l, id)) != 0)
+		return err;
 	return idlist_add_new(dirs, up);
 }
 
@@ -1391,7 +1401,10 @@ static int do_fsync(struct sufs_fs *fs, uint32_t ino)
 	if (!err)
 		err = add_names(fs, ino, &l, &dirs);
 	if (!err && S_ISDIR(in.mode))
-		err = add_parent(fs, ino, &dirs);
+		err = add_parent(fs, ino, &l, &dirs);
+	else if (!err && parent_hint(fs, ino))
+		/* its name may be on disk in a directory whose own is not */
+		err = idlist_add_new(&dirs, parent_hint(fs, ino));
 	/* the directories on the way up to the root: their inodes and their
 	 * own names, pending or not (a name on disk may sit in a directory
 	 * whose own name is still on its way) */
@@ -1400,7 +1413,7 @@ static int do_fsync(struct sufs_fs *fs, uint32_t ino)
 		if (!err)
 			err = add_names(fs, (uint32_t)dirs.id[i], &l, &dirs);
 		if (!err)
-			err = add_parent(fs, (uint32_t)dirs.id[i], &dirs);
+			err = add_parent(fs, (uint32_t)dirs.id[i], &l, &dirs);
 	}
 	free(dirs.id);
 	if (err) {

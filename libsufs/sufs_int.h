@@ -207,6 +207,10 @@ struct sufs_fs {
 	unsigned broken_rule;           /* sufs_test_break_rule(): 0, or the rule broken */
 	struct moved { uint32_t ino; upd_id removal; } *moved; /* ops.c, moved_note() */
 	size_t nmoved, capmoved;
+	/* the directory each inode was last given a name in while open (dir.c,
+	 * parent_note()): where fsync walks up from once that name is on disk */
+	struct parent_hint { uint32_t ino, dir; } *parents;
+	size_t nparents, capparents;    /* open addressing; capparents a power of 2 */
 	struct dirhash *dirhash[32];    /* indexes of large directories (dirhash.c) */
 	uint64_t dirhash_clock;
 	/* called for each block written (the debugger's flush view) */
@@ -295,6 +299,7 @@ int dir_set(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din, cons
 int dir_entry_pending(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
 		      const char *name, size_t len, upd_id *id);
 int dir_is_empty(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din);
+uint32_t parent_hint(const struct sufs_fs *fs, uint32_t ino);
 int dir_init(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint32_t parent,
 	     struct waits *iw);
 int dir_iterate(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
