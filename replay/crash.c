@@ -276,7 +276,8 @@ static int names_hash(struct sufs_fs *fs, uint32_t dir, uint64_t *out)
 	int rc = sufs_readdir(fs, dir, names_fn, &s);
 
 	if (!rc) {
-		qsort(s.v, s.n, sizeof(*s.v), cmp_str);
+		if (s.n)
+			qsort(s.v, s.n, sizeof(*s.v), cmp_str);
 		for (i = 0; i < s.n; i++)
 			h = fnv(h, s.v[i], strlen(s.v[i]) + 1);
 		*out = h;
