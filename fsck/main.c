@@ -408,8 +408,11 @@ int main(int argc, char **argv)
 	if (u.json) {
 		print_json(&u, &r, status);
 	} else if (rc) {
-		errmsg("%s: %s%s%s%s", u.image, sufs_strerror(rc), r.error_where ? " (" : "",
-		       r.error_where ? r.error_where : "", r.error_where ? ")" : "");
+		/* "(bad magic number)" once, not twice */
+		const char *m = sufs_strerror(rc), *w = r.error_where;
+		if (w && strstr(m, w))
+			w = NULL;
+		errmsg("%s: %s%s%s%s", u.image, m, w ? " (" : "", w ? w : "", w ? ")" : "");
 	} else {
 		print_summary(&u, &r);
 	}
