@@ -885,10 +885,11 @@ static int do_rename(struct sufs_fs *fs, uint32_t sdir, const char *sname, size_
 	if (moving && !tino && ddin.links >= SUFS_LINK_MAX)
 		return -EMLINK;
 
-	/* a moved directory's new name waits for its old one to be on disk (if
-	 * that is still on its way), so that its ".." always confirms a name
-	 * that is on disk; ... */
-	if (moving && (err = dir_entry_pending(fs, sdir, &sdin, sname, slen, &src)) != 0)
+	/* a directory's new name waits for its old one to be on disk (if that
+	 * is still on its way), so that its ".." always confirms a name that
+	 * is on disk, and its parent's raised link count is there before any
+	 * name of it; ... */
+	if (is_dir && (err = dir_entry_pending(fs, sdir, &sdin, sname, slen, &src)) != 0)
 		return err;
 	/* ... the link count goes up before the new name exists (rule 1) ... */
 	in.links++;
