@@ -1374,6 +1374,8 @@ static int add_parent(struct sufs_fs *fs, uint32_t dir, struct idlist *l, struct
 	if (dir == SUFS_ROOT_INO)
 		return 0;
 	err = load_live(fs, dir, &din);
+	if (!err && (!S_ISDIR(din.mode) || din.links == 0))
+		return 0; /* a stale hint: the number went to something else */
 	if (!err)
 		err = dir_lookup(fs, dir, &din, "..", 2, &up);
 	if (!err)
@@ -1383,6 +1385,17 @@ static int add_parent(struct sufs_fs *fs, uint32_t dir, struct idlist *l, struct
 	if (id && (err = idlist_add(l, id)) != 0)
 		return err;
 	return idlist_add_new(dirs, up);
+}
+
+/* The directory a file was last named in, if it still is a directory. */
+static int add_hint(struct sufs_fs *fs, uint32_t dir, struct idlist *dirs)
+{
+	struct sufs_inode din;
+
+	if (!inode_valid_ino(fs, dir) || load_live(fs, dir, &din) != 0 ||
+	    !S_ISDIR(din.mode) || din.links == 0)
+		return 0;
+	return idlist_add_new(dirs, dir);
 }
 
 static int do_fsync(struct sufs_fs *fs, uint32_t ino)
@@ -1404,8 +1417,9 @@ static int do_fsync(struct sufs_fs *fs, uint32_t ino)
 	if (!err && S_ISDIR(in.mode))
 		err = add_parent(fs, ino, &l, &dirs);
 	else if (!err && parent_hint(fs, ino))
-		/* its name may be on disk in a directory whose own is not */
-		err = idlist_add_new(&dirs, parent_hint(fs, ino));
+		/* its name may be on disk in a directory whose own is not (the
+		 * hint may be stale: add_parent() walks up only from a directory) */
+		err = add_hint(fs, parent_hint(fs, ino), &dirs);
 	/* the directories on the way up to the root: their inodes and their
 	 * own names, pending or not (a name on disk may sit in a directory
 	 * whose own name is still on its way) */

@@ -802,7 +802,7 @@ static int in_subset(const struct state *s, uint64_t seed, size_t i, size_t n)
 {
 	switch (s->kind) {
 	case S_MASK:
-		return (s->arg >> i) & 1;
+		return i < 64 && ((s->arg >> i) & 1);
 	case S_SINGLE:
 		return i == s->arg;
 	case S_ALLBUT:
