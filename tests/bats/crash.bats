@@ -121,3 +121,17 @@ crash() {
 	crash --crash-check "$BASE" "$T/w2"
 	assert_failure 4
 }
+
+@test "minimize cuts a breaking workload down to the lines that matter" {
+	printf '%s\n' "create /a1" "write /a1 0 3000 1" "chmod 0600 /a1" "mkdir /x" \
+		"utimes /a1 1 2" >"$T/w"
+	run "$SUFS_SRCDIR/tests/crash/minimize" "$BASE" "$T/w" "worse than a leak" --mode async --jobs 1
+	assert_success
+	assert_output --regexp "lines left in .* \(was 5\)"
+	[ "$(wc -l <"$T/w")" -lt 5 ]
+	# what is left still breaks it
+	crash --crash-check --mode async --jobs 1 "$BASE" "$T/w"
+	assert_failure 16
+	run "$SUFS_SRCDIR/tests/crash/minimize" "$BASE" "$T/w" "no such problem" --mode async
+	assert_failure 1
+}
