@@ -240,6 +240,78 @@ first_has() {
 	[ "$(sha "$IMG")" = "$before" ]
 }
 
+# ---- questions on a terminal (tmux) ------------------------------------------------
+
+# fsck.sufs -f ARGS... on $IMG in a detached tmux window 100x30, its own
+# tmux server; the screen is read with `screen`.
+start_fsck() {
+	require_cmd tmux
+	export TMUX_TMPDIR=$T
+	tmux -f /dev/null new-session -d -s fs -x 100 -y 30 \
+		"$FSCK -f $* $IMG; echo EXITED \$?; sleep 30"
+}
+
+screen() { tmux capture-pane -t fs -p -S -200; }
+
+# wait_for REGEX: until the screen has a line that matches (5 s at most)
+wait_for() {
+	local i
+	for i in $(seq 50); do
+		screen | grep -qE "$1" && return 0
+		sleep 0.1
+	done
+	echo "waited for: $1"; screen
+	return 1
+}
+
+teardown() {
+	if [ -n "${TMUX_TMPDIR:-}" ]; then
+		tmux kill-server 2>/dev/null || true
+	fi
+}
+
+@test "on a terminal each question is asked: y fixes one problem, n leaves the other" {
+	mkpop
+	edit iset /f1 links 9
+	blk=$(edit freeblock)
+	edit bit block "$blk" 1
+	start_fsck
+	wait_for 'link count is 9, should be 2\.  Fix<y>\? ?$'
+	tmux send-keys -t fs y        # one key, no Enter (as e2fsck)
+	wait_for "^Block $blk marked in use but used by nothing\.  Free<y>\? ?\$"
+	tmux send-keys -t fs x        # not an answer: asked again
+	wait_for '^\(y yes, n no, a yes to all\)  Free<y>\? ?$'
+	tmux send-keys -t fs n
+	wait_for '^EXITED 5$'         # 1 (corrected) | 4 (left uncorrected)
+	screen | grep -q 'link count is 9, should be 2\.  Fix<y>? yes$'
+	screen | grep -q '^(y yes, n no, a yes to all)  Free<y>? no$'
+	screen | grep -q 'FILE SYSTEM WAS MODIFIED'
+	# the link count was fixed, the leaked block was not
+	[ "$(edit iget /f1 links)" -eq 2 ]
+	run "$FSCK" -fn "$IMG"
+	assert_failure 4
+	assert_output --partial "Block $blk marked in use but used by nothing.  Free? no"
+	refute_output --partial "link count"
+}
+
+@test "on a terminal, a answers yes to this question and every later one; Enter takes the default" {
+	mkpop
+	edit iset /f1 links 9
+	edit iset /big blocks 7
+	edit bit block "$(edit freeblock)" 1
+	start_fsck
+	wait_for 'block count is 7, should be [0-9]+\.  Fix<y>\? ?$'
+	tmux send-keys -t fs Enter
+	wait_for 'link count is 9, should be 2\.  Fix<y>\? ?$'
+	tmux send-keys -t fs a
+	wait_for '^EXITED 1$'
+	screen | grep -qE 'block count is 7, should be [0-9]+\.  Fix<y>\? yes$'
+	screen | grep -q 'link count is 9, should be 2\.  Fix<y>? yes to all$'
+	screen | grep -q 'marked in use but used by nothing\.  Free? yes$'
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
 @test "usage errors exit 16" {
 	run "$FSCK"
 	assert_failure 16
