@@ -312,6 +312,75 @@ teardown() {
 	assert_success
 }
 
+# ---- interrupts -------------------------------------------------------------------
+
+# interrupt SIGNAL ARGS...: run fsck.sufs ARGS... -C 3 on $IMG with its
+# progress going into a pipe, read the first line (the handlers are set by
+# then) and send SIGNAL; the check cannot end before it, since it blocks
+# once the pipe is full: a 4G image with 2^20 inodes writes 4096 lines
+# (over 100K) in pass 1 alone, and a pipe holds 64K.  $rc is its exit
+# status, $T/out what it printed.
+interrupt() {
+	local sig=$1 pid line
+	shift
+	rm -f "$T/progress"
+	mkfifo "$T/progress"
+	"$FSCK" "$@" -C 3 "$IMG" 3>"$T/progress" >"$T/out" 2>&1 &
+	pid=$!
+	exec 4<"$T/progress"
+	read -r line <&4
+	[[ $line == "1 "* ]]
+	kill -"$sig" "$pid"
+	cat <&4 >/dev/null
+	exec 4<&-
+	rc=0
+	wait "$pid" || rc=$?
+	cat "$T/out"
+}
+
+@test "SIGINT stops fsck -n cleanly with exit 32, and the image is unchanged" {
+	mkimg "$IMG" 4G -i 4096
+	before=$(stat -c '%s %y' "$IMG")
+	interrupt INT -fn
+	[ "$rc" -eq 32 ]
+	grep -q 'interrupted; the check did not finish' "$T/out"
+	# -n never opened it for writing: not one byte written (a sparse 4G
+	# image is too slow to hash; any write would change the mtime)
+	[ "$(stat -c '%s %y' "$IMG")" = "$before" ]
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+@test "SIGTERM stops fsck -y cleanly with exit 32, and a full check then finds the image clean" {
+	mkimg "$IMG" 4G -i 4096
+	interrupt TERM -fy
+	[ "$rc" -eq 32 ]
+	grep -q 'interrupted; the check did not finish' "$T/out"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+@test "SIGINT at a question answers no and stops the check with exit 32" {
+	mkpop
+	edit iset /f1 links 9
+	edit bit block "$(edit freeblock)" 1
+	start_fsck
+	wait_for 'link count is 9, should be 2\.  Fix<y>\? ?$'
+	tmux send-keys -t fs C-c
+	wait_for '^EXITED [0-9]+$'
+	screen | grep -q 'link count is 9, should be 2\.  Fix<y>? no$'
+	screen | grep -q 'interrupted; the check did not finish'
+	! screen | grep -q 'marked in use but used by nothing'   # pass 5 never ran
+	screen | grep -qE '^EXITED 36$'        # 32 | 4: the link count left unfixed
+	[ "$(edit iget /f1 links)" -eq 9 ]
+	run "$FSCK" -fy "$IMG"
+	assert_failure 1
+	assert_output --partial "link count is 9, should be 2.  Fix? yes"
+	assert_output --partial "marked in use but used by nothing.  Free? yes"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
 @test "usage errors exit 16" {
 	run "$FSCK"
 	assert_failure 16
