@@ -610,6 +610,43 @@ assert [x["pass"] for x in r["passes"]] == [0, 1, 2, 3, 4, 5], r["passes"]
 	[ "$(edit iget /f1 b0)" != "$(edit iget /big b3)" ]
 }
 
+@test "a file that refuses a copy of a shared block is offered to be cleared instead" {
+	mkpop
+	edit iset /big b3 "$(edit iget /f1 b0)"
+	start_fsck
+	wait_for 'is claimed by another inode too\.  Clone<y>\? ?$'
+	tmux send-keys -t fs n
+	wait_for 'keeps blocks another inode claims too \(a copy was refused\)\.  Clear<y>\? ?$'
+	tmux send-keys -t fs y
+	# f1 (the later claimant) is cleared; its names go in pass 2
+	wait_for "^Entry 'f1' in directory inode 2 names free inode [0-9]+\.  Clear<y>\? ?\$"
+	tmux send-keys -t fs a
+	wait_for '^EXITED 1$'
+	screen | grep -q "^Entry 'hard' in directory inode [0-9]* names free inode"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+	run "$DEBUG" -R "ls /" "$IMG"
+	assert_success
+	assert_output --partial big
+	refute_output --partial f1
+}
+
+@test "a file that refuses both a copy and clearing keeps sharing: exit 4" {
+	mkpop
+	edit iset /big b3 "$(edit iget /f1 b0)"
+	start_fsck
+	wait_for 'Clone<y>\? ?$'
+	tmux send-keys -t fs n
+	wait_for 'Clear<y>\? ?$'
+	tmux send-keys -t fs nnnnnnnnnn  # and no to what pass 5 asks
+	wait_for '^EXITED 4$'
+	[ "$(edit iget /big b3)" = "$(edit iget /f1 b0)" ]
+	run "$FSCK" -fn "$IMG"
+	assert_failure 4
+	assert_output --partial "is claimed by another inode too.  Clone? no"
+	assert_output --partial "keeps blocks another inode claims too (a copy was refused).  Clear? no"
+}
+
 # ---- pass 2: directories ----------------------------------------------------------
 
 @test "an entry pointing at a free inode is cleared, not counted a leak" {
