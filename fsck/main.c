@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 struct jproblem {
@@ -94,43 +95,67 @@ static void progress_off(struct ui *u)
 	u->prog_on = 0;
 }
 
+/*
+ * Read one key from the terminal without waiting for Enter (as e2fsck
+ * does): 0 and *key, or -1 at end of input, on an error or an interrupt.
+ */
+static int read_key(char *key)
+{
+	struct termios old, raw;
+	ssize_t n;
+
+	if (tcgetattr(STDIN_FILENO, &old))
+		return -1;
+	raw = old;
+	raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+	raw.c_cc[VMIN] = 1;
+	raw.c_cc[VTIME] = 0;
+	if (tcsetattr(STDIN_FILENO, TCSANOW, &raw))
+		return -1;
+	n = read(STDIN_FILENO, key, 1); /* SIGINT interrupts it (no SA_RESTART) */
+	tcsetattr(STDIN_FILENO, TCSANOW, &old);
+	return n == 1 && !interrupted ? 0 : -1;
+}
+
 static int ui_ask(void *arg, const struct sufs_problem *p)
 {
 	struct ui *u = arg;
-	char line[64];
 	int def = !(p->def->flags & SUFS_PR_NO), yes;
+	char key;
 
 	progress_off(u);
 	u->asked = 1;
+	put_message(stdout, p->message);
 	if (u->yes_all) {
-		put_message(stdout, p->message);
 		printf(".  %s? yes\n\n", p->def->prompt);
 		return 1;
 	}
+	printf(".  %s%s? ", p->def->prompt, def ? "<y>" : "<n>");
+	fflush(stdout);
 	for (;;) {
-		put_message(stdout, p->message);
-		printf(".  %s%s? ", p->def->prompt, def ? "<y>" : "<n>");
-		fflush(stdout);
-		if (!fgets(line, sizeof(line), stdin) || interrupted) {
-			printf("no\n");
-			return 0;
+		if (read_key(&key)) {
+			yes = 0; /* end of input, or interrupted: no */
+			break;
 		}
-		if (line[0] == '\n') {
+		if (key == '\n' || key == '\r') {
 			yes = def;
 			break;
 		}
-		if (line[0] == 'y' || line[0] == 'Y' || line[0] == 'n' || line[0] == 'N') {
-			yes = line[0] == 'y' || line[0] == 'Y';
+		if (key == 'y' || key == 'Y' || key == 'n' || key == 'N') {
+			yes = key == 'y' || key == 'Y';
 			break;
 		}
-		if (line[0] == 'a' || line[0] == 'A') {
+		if (key == 'a' || key == 'A') {
 			u->yes_all = 1;
 			yes = 1;
 			break;
 		}
-		printf("Answer y (yes), n (no) or a (yes to all).");
+		/* anything else: ask again, as e2fsck does, with the answers */
+		printf("\n(y yes, n no, a yes to all)  %s%s? ", p->def->prompt,
+		       def ? "<y>" : "<n>");
+		fflush(stdout);
 	}
-	printf("%s\n\n", yes ? "yes" : "no");
+	printf("%s%s\n\n", yes ? "yes" : "no", yes && u->yes_all ? " to all" : "");
 	return yes;
 }
 

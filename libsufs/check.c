@@ -5,7 +5,8 @@
  *   0  superblock (a damaged primary falls back to a backup) and group
  *      descriptors;
  *   1  every inode: its mode, size and block map; the blocks each claims go
- *      into a bitmap (found blocks).  1b: blocks claimed twice are cloned;
+ *      into a bitmap (found blocks).  1b: blocks claimed twice are cloned,
+ *      or, when that is refused or there is no room, the file is cleared;
  *   2  every directory block: its structure, checksum, '.', '..' and every
  *      entry; names are counted per inode;
  *   3  connectivity: every directory reaches the root; the others go to
@@ -86,6 +87,11 @@ struct chk {
 	uint8_t *dup;           /* blocks claimed twice (NULL if none) */
 	uint8_t *seen;          /* pass 1b: blocks whose first claimant is known */
 	int dup_kept;           /* pass 1b: a block is still claimed twice */
+	int ino_shares;         /* pass 1b: the current inode keeps a shared block
+	                           (1: a copy was refused, 2: no room for one) */
+	uint64_t *firsts;       /* pass 1b: blocks cleared inodes, and the current
+	                           one, were the first claimants of */
+	size_t nfirsts, capfirsts;
 	uint8_t *ftype;         /* per inode: SUFS_FT_*, 0 when free */
 	uint16_t *links;        /* per inode: names counted */
 	struct dirinfo *dirs;
@@ -906,9 +912,27 @@ static int clone_block(struct chk *c, uint64_t p, int level, int is_dir, uint64_
 	return 0;
 }
 
+/* Remember a block the current inode is the first claimant of. */
+static int note_first(struct chk *c, uint64_t b)
+{
+	if (c->nfirsts == c->capfirsts) {
+		size_t cap = c->capfirsts ? 2 * c->capfirsts : 64;
+		uint64_t *f = realloc(c->firsts, cap * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		c->firsts = f;
+		c->capfirsts = cap;
+	}
+	c->firsts[c->nfirsts++] = b;
+	return 0;
+}
+
 /*
  * The first claimant of a block (in inode order) keeps it; every later
- * one is offered a copy.  Returns the pointer to keep in *p.
+ * one is offered a copy.  Once a copy is refused, or there is no room
+ * for one, the inode keeps sharing (c->ino_shares) and is not offered
+ * more copies: pass1b offers to clear it instead, as e2fsck offers to
+ * delete a file it may not clone.  Returns the pointer to keep in *p.
  */
 static int dup_walk(struct chk *c, uint32_t ino, int is_dir, uint64_t *p, int level,
 		    uint64_t lblk, int *changed)
@@ -918,6 +942,7 @@ static int dup_walk(struct chk *c, uint32_t ino, int is_dir, uint64_t *p, int le
 	uint64_t span, child, nb;
 	struct buf *b;
 	uint32_t i;
+	int st;
 	int rc, ch;
 
 	if (!block_in_range(fs, *p) || c->stop != GOING)
@@ -925,11 +950,18 @@ static int dup_walk(struct chk *c, uint32_t ino, int is_dir, uint64_t *p, int le
 	if (bit_test(c->dup, *p)) {
 		if (!bit_test(c->seen, *p)) {
 			bit_set(c->seen, *p);
-		} else if (fix_problem(c, SUFS_PR_DUP_BLOCK, &x)) {
+			rc = note_first(c, *p);
+			if (rc)
+				return rc;
+		} else if (c->ino_shares) {
+			return 0; /* a copy was refused already: not asked again */
+		} else if ((st = c->r->status, fix_problem(c, SUFS_PR_DUP_BLOCK, &x))) {
 			rc = clone_block(c, *p, level, is_dir, &nb);
 			if (rc == -ENOSPC) {
-				fix_failed(c);
-				c->dup_kept = 1;
+				/* not made: dup_clear asks what to do instead */
+				if (c->r->fixed)
+					c->r->fixed--;
+				c->ino_shares = 2;
 				return 0;
 			}
 			if (rc)
@@ -937,7 +969,11 @@ static int dup_walk(struct chk *c, uint32_t ino, int is_dir, uint64_t *p, int le
 			*p = nb;
 			*changed = 1;
 		} else {
-			c->dup_kept = 1;
+			/* no copy is no error yet: dup_clear asks next, and its
+			 * answer decides (e2fsck's clone question is PR_NO_OK) */
+			if (c->stop == GOING)
+				c->r->status = st;
+			c->ino_shares = 1;
 			return 0; /* shared still: its children are the other's */
 		}
 	}
@@ -962,12 +998,37 @@ static int dup_walk(struct chk *c, uint32_t ino, int is_dir, uint64_t *p, int le
 	return rc;
 }
 
+/*
+ * The inode keeps a block another claims too: offer to clear it.  Its
+ * blocks claimed twice stay with the other claimants (clear_inode frees
+ * no block of c->dup); those it claimed first pass to the next claimant
+ * in inode order, who then keeps them without a copy.  Returns 1 when it
+ * was cleared, 0 when it keeps sharing.
+ */
+static int dup_clear(struct chk *c, uint32_t ino, const struct sufs_inode *in, size_t mark)
+{
+	struct pctx x = { .ino = ino };
+	size_t i;
+	int rc;
+
+	x.str = c->ino_shares == 2 ? "no free block for a copy" : "a copy was refused";
+	if (!fix_problem(c, SUFS_PR_DUP_CLEAR, &x)) {
+		c->dup_kept = 1;
+		return 0;
+	}
+	for (i = mark; i < c->nfirsts; i++)
+		bit_clear(c->seen, c->firsts[i]);
+	rc = clear_inode(c, ino, in);
+	return rc ? rc : 1;
+}
+
 static int pass1b(struct chk *c)
 {
 	struct sufs_fs *fs = c->fs;
 	uint64_t p = fs->ptrs, first[3] = { SUFS_NDIR, SUFS_NDIR + p, SUFS_NDIR + p + p * p };
 	struct sufs_inode in;
 	uint32_t ino, i;
+	size_t mark, k;
 	int rc = 0, changed;
 
 	if (!c->ndups)
@@ -982,6 +1043,8 @@ static int pass1b(struct chk *c)
 		if (rc || !inode_has_blocks(&in))
 			continue;
 		changed = 0;
+		c->ino_shares = 0;
+		mark = c->nfirsts;
 		for (i = 0; i < SUFS_NBLOCKS && !rc; i++) {
 			if (!in.block[i])
 				continue;
@@ -989,8 +1052,24 @@ static int pass1b(struct chk *c)
 				      i < SUFS_NDIR ? 0 : (int)(i - SUFS_IND + 1),
 				      i < SUFS_NDIR ? i : first[i - SUFS_IND], &changed);
 		}
+		if (!rc && c->ino_shares) {
+			rc = dup_clear(c, ino, &in, mark);
+			if (rc == 1) {
+				rc = 0;
+				continue; /* cleared */
+			}
+		}
+		c->nfirsts = mark; /* kept: what it claims first stays claimed */
 		if (!rc && changed)
 			rc = inode_store(fs, ino, &in, UPD_INODEDEP, NULL, NULL);
+	}
+	/* a block no later inode claimed after its first claimant was
+	 * cleared (it claimed the block twice itself) is claimed by none */
+	for (k = 0; !rc && c->stop == GOING && k < c->nfirsts; k++) {
+		if (bit_test(c->seen, c->firsts[k]) || !bit_test(c->found, c->firsts[k]))
+			continue;
+		bit_clear(c->found, c->firsts[k]);
+		rc = free_block(fs, c->firsts[k]);
 	}
 	if (!rc && c->stop == GOING && !c->dup_kept) {
 		/* every later claimant has its own copy now: each block has one
@@ -2035,6 +2114,7 @@ static void chk_free(struct chk *c)
 	free(c->found);
 	free(c->dup);
 	free(c->seen);
+	free(c->firsts);
 	free(c->ftype);
 	free(c->links);
 	free(c->dirs);

@@ -68,6 +68,9 @@ static const struct sufs_problem_def table[] = {
 
 	ROW(SUFS_PR_DUP_BLOCK, "dup_block", 1, 0, "Clone",
 	    "inode %i block #%n (%b) is claimed by another inode too"),
+	/* asked when a copy was refused or there was no room for one */
+	ROW(SUFS_PR_DUP_CLEAR, "dup_clear", 1, 0, "Clear",
+	    "inode %i keeps blocks another inode claims too (%s)"),
 
 	ROW(SUFS_PR_DIR_HOLE, "dir_hole", 2, 0, "Fill",
 	    "directory inode %i has a hole at block #%n"),

@@ -618,6 +618,7 @@ enum sufs_problem_code {
 	SUFS_PR_DIR_SIZE_PAST_END  = 0x010e,
 	/* pass 1b: blocks claimed twice */
 	SUFS_PR_DUP_BLOCK          = 0x0151,
+	SUFS_PR_DUP_CLEAR          = 0x0152,
 	/* pass 2: directories */
 	SUFS_PR_DIR_HOLE           = 0x0201,
 	SUFS_PR_DIR_BLOCK_CORRUPT  = 0x0202,

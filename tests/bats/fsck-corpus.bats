@@ -123,6 +123,10 @@ corpus() {
 	corpus f_dup_block
 }
 
+@test "f_dup_clear: an empty file claims another file's block on a full file system" {
+	corpus f_dup_clear
+}
+
 @test "f_dup_ind: two files share an indirect block, and all it maps" {
 	corpus f_dup_ind
 }

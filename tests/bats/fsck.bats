@@ -240,6 +240,147 @@ first_has() {
 	[ "$(sha "$IMG")" = "$before" ]
 }
 
+# ---- questions on a terminal (tmux) ------------------------------------------------
+
+# fsck.sufs -f ARGS... on $IMG in a detached tmux window 100x30, its own
+# tmux server; the screen is read with `screen`.
+start_fsck() {
+	require_cmd tmux
+	export TMUX_TMPDIR=$T
+	tmux -f /dev/null new-session -d -s fs -x 100 -y 30 \
+		"$FSCK -f $* $IMG; echo EXITED \$?; sleep 30"
+}
+
+screen() { tmux capture-pane -t fs -p -S -200; }
+
+# wait_for REGEX: until the screen has a line that matches (5 s at most)
+wait_for() {
+	local i
+	for i in $(seq 50); do
+		screen | grep -qE "$1" && return 0
+		sleep 0.1
+	done
+	echo "waited for: $1"; screen
+	return 1
+}
+
+teardown() {
+	if [ -n "${TMUX_TMPDIR:-}" ]; then
+		tmux kill-server 2>/dev/null || true
+	fi
+}
+
+@test "on a terminal each question is asked: y fixes one problem, n leaves the other" {
+	mkpop
+	edit iset /f1 links 9
+	blk=$(edit freeblock)
+	edit bit block "$blk" 1
+	start_fsck
+	wait_for 'link count is 9, should be 2\.  Fix<y>\? ?$'
+	tmux send-keys -t fs y        # one key, no Enter (as e2fsck)
+	wait_for "^Block $blk marked in use but used by nothing\.  Free<y>\? ?\$"
+	tmux send-keys -t fs x        # not an answer: asked again
+	wait_for '^\(y yes, n no, a yes to all\)  Free<y>\? ?$'
+	tmux send-keys -t fs n
+	wait_for '^EXITED 5$'         # 1 (corrected) | 4 (left uncorrected)
+	screen | grep -q 'link count is 9, should be 2\.  Fix<y>? yes$'
+	screen | grep -q '^(y yes, n no, a yes to all)  Free<y>? no$'
+	screen | grep -q 'FILE SYSTEM WAS MODIFIED'
+	# the link count was fixed, the leaked block was not
+	[ "$(edit iget /f1 links)" -eq 2 ]
+	run "$FSCK" -fn "$IMG"
+	assert_failure 4
+	assert_output --partial "Block $blk marked in use but used by nothing.  Free? no"
+	refute_output --partial "link count"
+}
+
+@test "on a terminal, a answers yes to this question and every later one; Enter takes the default" {
+	mkpop
+	edit iset /f1 links 9
+	edit iset /big blocks 7
+	edit bit block "$(edit freeblock)" 1
+	start_fsck
+	wait_for 'block count is 7, should be [0-9]+\.  Fix<y>\? ?$'
+	tmux send-keys -t fs Enter
+	wait_for 'link count is 9, should be 2\.  Fix<y>\? ?$'
+	tmux send-keys -t fs a
+	wait_for '^EXITED 1$'
+	screen | grep -qE 'block count is 7, should be [0-9]+\.  Fix<y>\? yes$'
+	screen | grep -q 'link count is 9, should be 2\.  Fix<y>? yes to all$'
+	screen | grep -q 'marked in use but used by nothing\.  Free? yes$'
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+# ---- interrupts -------------------------------------------------------------------
+
+# interrupt SIGNAL ARGS...: run fsck.sufs ARGS... -C 3 on $IMG with its
+# progress going into a pipe, read the first line (the handlers are set by
+# then) and send SIGNAL; the check cannot end before it, since it blocks
+# once the pipe is full: a 4G image with 2^20 inodes writes 4096 lines
+# (over 100K) in pass 1 alone, and a pipe holds 64K.  $rc is its exit
+# status, $T/out what it printed.
+interrupt() {
+	local sig=$1 pid line
+	shift
+	rm -f "$T/progress"
+	mkfifo "$T/progress"
+	"$FSCK" "$@" -C 3 "$IMG" 3>"$T/progress" >"$T/out" 2>&1 &
+	pid=$!
+	exec 4<"$T/progress"
+	read -r line <&4
+	[[ $line == "1 "* ]]
+	kill -"$sig" "$pid"
+	cat <&4 >/dev/null
+	exec 4<&-
+	rc=0
+	wait "$pid" || rc=$?
+	cat "$T/out"
+}
+
+@test "SIGINT stops fsck -n cleanly with exit 32, and the image is unchanged" {
+	mkimg "$IMG" 4G -i 4096
+	before=$(stat -c '%s %y' "$IMG")
+	interrupt INT -fn
+	[ "$rc" -eq 32 ]
+	grep -q 'interrupted; the check did not finish' "$T/out"
+	# -n never opened it for writing: not one byte written (a sparse 4G
+	# image is too slow to hash; any write would change the mtime)
+	[ "$(stat -c '%s %y' "$IMG")" = "$before" ]
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+@test "SIGTERM stops fsck -y cleanly with exit 32, and a full check then finds the image clean" {
+	mkimg "$IMG" 4G -i 4096
+	interrupt TERM -fy
+	[ "$rc" -eq 32 ]
+	grep -q 'interrupted; the check did not finish' "$T/out"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+@test "SIGINT at a question answers no and stops the check with exit 32" {
+	mkpop
+	edit iset /f1 links 9
+	edit bit block "$(edit freeblock)" 1
+	start_fsck
+	wait_for 'link count is 9, should be 2\.  Fix<y>\? ?$'
+	tmux send-keys -t fs C-c
+	wait_for '^EXITED [0-9]+$'
+	screen | grep -q 'link count is 9, should be 2\.  Fix<y>? no$'
+	screen | grep -q 'interrupted; the check did not finish'
+	! screen | grep -q 'marked in use but used by nothing'   # pass 5 never ran
+	screen | grep -qE '^EXITED 36$'        # 32 | 4: the link count left unfixed
+	[ "$(edit iget /f1 links)" -eq 9 ]
+	run "$FSCK" -fy "$IMG"
+	assert_failure 1
+	assert_output --partial "link count is 9, should be 2.  Fix? yes"
+	assert_output --partial "marked in use but used by nothing.  Free? yes"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
 @test "usage errors exit 16" {
 	run "$FSCK"
 	assert_failure 16
@@ -467,6 +608,43 @@ assert [x["pass"] for x in r["passes"]] == [0, 1, 2, 3, 4, 5], r["passes"]
 	run "$FSCK" -fn "$IMG"
 	assert_success
 	[ "$(edit iget /f1 b0)" != "$(edit iget /big b3)" ]
+}
+
+@test "a file that refuses a copy of a shared block is offered to be cleared instead" {
+	mkpop
+	edit iset /big b3 "$(edit iget /f1 b0)"
+	start_fsck
+	wait_for 'is claimed by another inode too\.  Clone<y>\? ?$'
+	tmux send-keys -t fs n
+	wait_for 'keeps blocks another inode claims too \(a copy was refused\)\.  Clear<y>\? ?$'
+	tmux send-keys -t fs y
+	# f1 (the later claimant) is cleared; its names go in pass 2
+	wait_for "^Entry 'f1' in directory inode 2 names free inode [0-9]+\.  Clear<y>\? ?\$"
+	tmux send-keys -t fs a
+	wait_for '^EXITED 1$'
+	screen | grep -q "^Entry 'hard' in directory inode [0-9]* names free inode"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+	run "$DEBUG" -R "ls /" "$IMG"
+	assert_success
+	assert_output --partial big
+	refute_output --partial f1
+}
+
+@test "a file that refuses both a copy and clearing keeps sharing: exit 4" {
+	mkpop
+	edit iset /big b3 "$(edit iget /f1 b0)"
+	start_fsck
+	wait_for 'Clone<y>\? ?$'
+	tmux send-keys -t fs n
+	wait_for 'Clear<y>\? ?$'
+	tmux send-keys -t fs nnnnnnnnnn  # and no to what pass 5 asks
+	wait_for '^EXITED 4$'
+	[ "$(edit iget /big b3)" = "$(edit iget /f1 b0)" ]
+	run "$FSCK" -fn "$IMG"
+	assert_failure 4
+	assert_output --partial "is claimed by another inode too.  Clone? no"
+	assert_output --partial "keeps blocks another inode claims too (a copy was refused).  Clear? no"
 }
 
 # ---- pass 2: directories ----------------------------------------------------------
