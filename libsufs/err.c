@@ -13,6 +13,9 @@ static const char *const messages[] = {
 	[SUFS_EGEOMETRY - SUFS_EBASE] = "layout does not fit or is invalid",
 	[SUFS_EINCOMPLETE - SUFS_EBASE] = "mkfs did not finish on this image",
 	[SUFS_EFEATURE - SUFS_EBASE] = "image uses features this version does not support",
+	[SUFS_ENOSLOT - SUFS_EBASE] = "all snapshot slots are taken",
+	[SUFS_ENOTSNAP - SUFS_EBASE] = "no such snapshot",
+	[SUFS_EBGREFUSED - SUFS_EBASE] = "background check refused: the image needs a full check",
 };
 
 const char *sufs_strerror(int err)

@@ -39,6 +39,9 @@ enum sufs_err {
 	SUFS_EGEOMETRY,   /* the requested layout does not fit or is invalid */
 	SUFS_EINCOMPLETE, /* mkfs did not finish on this image */
 	SUFS_EFEATURE,    /* the image uses a feature this library lacks */
+	SUFS_ENOSLOT,     /* all snapshot slots are taken */
+	SUFS_ENOTSNAP,    /* no snapshot of that name */
+	SUFS_EBGREFUSED,  /* a background check is not possible: run a full check */
 	SUFS_ELAST
 };
 
@@ -100,6 +103,9 @@ enum sufs_ftype {
 	SUFS_FT_MAX
 };
 unsigned sufs_ftype_of_mode(uint32_t mode);
+
+/* inode flags */
+#define SUFS_IFLAG_SNAPSHOT 0x1u  /* a snapshot file (the superblock's slots decide) */
 
 struct sufs_snap_slot {
 	uint32_t ino;     /* the snapshot file, 0 if the slot is free */
@@ -581,6 +587,64 @@ int sufs_deps_flush(struct sufs_fs *fs, sufs_deps_fn fn, void *arg);
 const char *sufs_version(void);
 
 /* ------------------------------------------------------------------------ */
+/* Snapshots (snap.c)                                                          */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A snapshot is a file /.snap/NAME as large as the file system, sparse,
+ * named in a superblock slot.  Its block n holds the contents block n had
+ * when it was taken, once block n has been overwritten or freed since;
+ * until then block n is read from the live file system.  Snapshot files
+ * read as empty in every snapshot.  While an image has snapshots, only this
+ * library (not a tool writing raw blocks) may change it.
+ */
+struct sufs_snap_info {
+	char name[SUFS_NAME_MAX + 1];
+	unsigned slot;
+	uint32_t ino;
+	int64_t time;              /* when it was taken (seconds since the epoch) */
+	uint64_t blocks;           /* blocks it holds: copies, claimed blocks and
+	                              its indirect blocks (what deleting it frees,
+	                              less what an older snapshot inherits) */
+};
+
+/*
+ * Take a snapshot: write everything back, create /.snap/NAME, freeze the
+ * file system's state as it now stands into it, and record it in a free
+ * slot.  A crash before the end leaves no snapshot (at most a file under
+ * /.snap that is not one).  -EEXIST when the name is taken, -SUFS_ENOSLOT
+ * when every slot is, -ENOSPC when there is no room, -EINVAL for a name
+ * that is not a single path component.
+ */
+int sufs_snap_create(struct sufs_fs *fs, const char *name, struct sufs_snap_info *out);
+/* The snapshots, oldest first: *n of them (at most SUFS_SNAP_SLOTS). */
+int sufs_snap_list(struct sufs_fs *fs, struct sufs_snap_info out[SUFS_SNAP_SLOTS], unsigned *n);
+/* One snapshot by name; -SUFS_ENOTSNAP when there is none. */
+int sufs_snap_find(struct sufs_fs *fs, const char *name, struct sufs_snap_info *out);
+/* Delete a snapshot: free the blocks it alone holds, hand the blocks it
+ * claimed to another snapshot that needs them, remove its file and slot. */
+int sufs_snap_delete(struct sufs_fs *fs, const char *name);
+/*
+ * The snapshot as a read-only device: open it with sufs_open_dev() (or
+ * check it, export it) like an image.  Reads come from the snapshot's
+ * copies and, for blocks not yet copied, from the live file system, which
+ * must stay open until the device is closed.  A second thread may read it
+ * while the first changes the file system under sufs_lock().
+ */
+int sufs_snap_open_dev(struct sufs_fs *fs, const char *name, struct sufs_dev **out);
+/* Whether block blk of the snapshot's view is in use there (blocks free in
+ * the view need not be exported). */
+int sufs_snap_block_used(struct sufs_dev *view, uint64_t blk, int *used);
+
+/*
+ * For two threads on one file system (a background check): the one that
+ * changes it holds this lock around each operation; snapshot views take it
+ * for each read.
+ */
+void sufs_lock(struct sufs_fs *fs);
+void sufs_unlock(struct sufs_fs *fs);
+
+/* ------------------------------------------------------------------------ */
 /* Checking and repair (check.c)                                              */
 /* ------------------------------------------------------------------------ */
 
@@ -710,6 +774,9 @@ struct sufs_check_opts {
 	void (*progress)(void *arg, unsigned pass, uint64_t done, uint64_t total);
 	int (*cancelled)(void *arg);
 	void *arg;
+	/* background check only: read the snapshot at most this fast (KiB
+	 * per second; 0: no limit), leaving the device to the workload */
+	uint32_t throttle_kib;
 };
 
 struct sufs_check_result {
@@ -736,6 +803,22 @@ int sufs_check_dev(struct sufs_dev *dev, const struct sufs_check_opts *o,
 		   struct sufs_check_result *r);
 /* The same on the image at path (opened read-only with SUFS_CHECK_NO). */
 int sufs_check(const char *path, const struct sufs_check_opts *o, struct sufs_check_result *r);
+
+/*
+ * The background check (fsck.sufs -b) of a file system open for writing,
+ * which another thread may go on changing under sufs_lock(): take a
+ * snapshot; check its view, changing nothing there; then, under the lock,
+ * apply to the live file system what was found: free a leaked block or
+ * inode only if it is still allocated, lower a link count by the excess
+ * found, fix the summaries; delete the snapshot; record the result in the
+ * superblock.  Anything worse than a leak is reported, sets
+ * SUFS_FLAG_NEEDS_FSCK and changes nothing else (status 4).  With
+ * SUFS_CHECK_NO nothing is applied.  -SUFS_EBGREFUSED, before anything is
+ * done, when the image was last written in another mode than softdep or is
+ * flagged as needing a full check.
+ */
+int sufs_check_background(struct sufs_fs *fs, const struct sufs_check_opts *o,
+			  struct sufs_check_result *r);
 
 #ifdef __cplusplus
 }
