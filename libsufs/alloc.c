@@ -233,7 +233,8 @@ int alloc_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino, 
 /*
  * Return a block to the free pool.  Only deferred work calls this, once
  * every pointer to the block is cleared on disk (rule 2).  The cached
- * buffer, if any, need not be written any more.
+ * buffer, if any, need not be written any more.  A snapshot that still
+ * needs the block claims it instead (snap.c).
  */
 int free_block(struct sufs_fs *fs, uint64_t blk)
 {
@@ -242,6 +243,8 @@ int free_block(struct sufs_fs *fs, uint64_t blk)
 
 	if (!block_in_range(fs, blk))
 		return -SUFS_ECORRUPT;
+	if (fs->nsnaps && snap_claim(fs, blk))
+		return 0; /* a snapshot took it: unchanged since, it stays allocated */
 	if (b) {
 		deps_cancel(fs, b);
 		buf_clean(fs, b);

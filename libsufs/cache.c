@@ -168,6 +168,8 @@ static int get(struct sufs_fs *fs, uint64_t blk, enum buf_type type, int fresh,
 
 	if (blk >= fs->sb.blocks_count)
 		return -SUFS_ECORRUPT;
+	if (fresh && fs->nsnaps && snap_needs(fs, blk))
+		fresh = 0; /* a snapshot wants its old contents: read them */
 	b = lookup(c, blk);
 	if (b) {
 		lru_unlink(b);
@@ -260,7 +262,11 @@ static void mark_dirty(struct sufs_fs *fs, struct buf *b)
 upd_id buf_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
 		  enum upd_kind kind, const struct waits *w)
 {
-	upd_id id = deps_update(fs, b, off, len, kind, w ? w->id : NULL, w ? w->n : 0);
+	upd_id id;
+
+	if (fs->nsnaps)
+		snap_cow(fs, b); /* the first change since a snapshot: copy first */
+	id = deps_update(fs, b, off, len, kind, w ? w->id : NULL, w ? w->n : 0);
 	mark_dirty(fs, b);
 	return id;
 }
@@ -269,6 +275,8 @@ upd_id buf_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
  * stands with the block's next write. */
 void buf_touch(struct sufs_fs *fs, struct buf *b)
 {
+	if (fs->nsnaps)
+		snap_cow(fs, b);
 	b->plain = 1;
 	mark_dirty(fs, b);
 }

@@ -414,6 +414,8 @@ static int chk_free_block(struct chk *c, uint64_t b)
 		return 0;
 	if (c->dup && bit_test(c->dup, b))
 		return 0; /* another inode claims it too */
+	if (c->fs->nsnaps && snap_needs(c->fs, b))
+		return free_block(c->fs, b); /* a snapshot takes it: still in use */
 	bit_clear(c->found, b);
 	return free_block(c->fs, b);
 }
@@ -1416,7 +1418,7 @@ static int fill_hole(struct chk *c, struct dirinfo *d, struct sufs_inode *in, ui
 	/* sealed now, not only when written: pass 2 checks it next */
 	sufs_dirblock_seal(b->data, c->fs->bsize, *pblk);
 	buf_put(c->fs, b);
-	rc = bmap_set(c->fs, in, lblk, *pblk, *pblk, &pw, &iw);
+	rc = bmap_set(c->fs, in, lblk, *pblk, *pblk, &pw, &iw, NULL);
 	if (!rc)
 		rc = inode_store(c->fs, d->ino, in, UPD_INODEDEP, NULL, NULL);
 	if (!rc)

@@ -781,6 +781,7 @@ static const char *const kind_names[] = {
 	[UPD_FREEBLKS] = "freeblks",
 	[UPD_FREEFILE] = "freefile",
 	[UPD_DATA] = "data",
+	[UPD_COPYONWRITE] = "copyonwrite",
 };
 
 const char *deps_kind_name(unsigned kind)

@@ -256,7 +256,7 @@ static int dir_grow(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din,
 		return err;
 	put16(b->data + DE_RECLEN, (uint16_t)dir_data_end(fs->bsize));
 	b->owner = dir;
-	err = bmap_set(fs, din, lblk, pblk, goal, &pw, iw);
+	err = bmap_set(fs, din, lblk, pblk, goal, &pw, iw, NULL);
 	if (err) {
 		buf_put(fs, b);
 		return err;

@@ -66,6 +66,7 @@ int fs_alloc_struct(struct sufs_dev *dev, const struct sufs_super *sb, unsigned 
 		fs_free_struct(fs);
 		return -ENOMEM;
 	}
+	pthread_mutex_init(&fs->lock, NULL);
 	fs->mode = SUFS_MODE_SOFTDEP;
 	fs->dirty_percent = 50;
 	fs->max_age_ms = 30000;
@@ -81,6 +82,7 @@ int fs_alloc_struct(struct sufs_dev *dev, const struct sufs_super *sb, unsigned 
 
 void fs_free_struct(struct sufs_fs *fs)
 {
+	snap_unload(fs);
 	dirhash_drop(fs, 0);
 	deps_destroy(fs);
 	if (fs->cache.hash)
@@ -91,7 +93,18 @@ void fs_free_struct(struct sufs_fs *fs)
 	free(fs->zero);
 	free(fs->moved);
 	free(fs->parents);
+	pthread_mutex_destroy(&fs->lock);
 	free(fs);
+}
+
+void sufs_lock(struct sufs_fs *fs)
+{
+	pthread_mutex_lock(&fs->lock);
+}
+
+void sufs_unlock(struct sufs_fs *fs)
+{
+	pthread_mutex_unlock(&fs->lock);
 }
 
 /* Read the group descriptor table; check each descriptor's checksum and
@@ -235,6 +248,15 @@ int sufs_open_dev(struct sufs_dev *dev, unsigned flags, uint64_t sb_offset,
 		err = fs_write_super(fs, 0);
 		if (!err)
 			err = sufs_dev_barrier(dev);
+		if (err) {
+			fs->dev = NULL;
+			fs_free_struct(fs);
+			return err;
+		}
+	}
+	/* from the first change on, snapshots get their copies */
+	if (flags & SUFS_OPEN_RDWR) {
+		err = snap_load(fs);
 		if (err) {
 			fs->dev = NULL;
 			fs_free_struct(fs);

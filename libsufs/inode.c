@@ -274,11 +274,13 @@ int block_new(struct sufs_fs *fs, uint64_t goal, enum buf_type type, enum upd_ki
  * pointer waits for pw (the block's bitmap bit and contents).  Indirect
  * blocks missing on the path are made here, near goal, and pointers to
  * them wait for them; with pblk 0 only the path is made (so that indirect
- * blocks come before the data they map).  A pointer that lands in the inode itself is set in *in, and what
- * it waits for is added to iw: the caller stores the inode with iw.
+ * blocks come before the data they map).  A pointer that lands in the
+ * inode itself is set in *in, and what it waits for is added to iw: the
+ * caller stores the inode with iw.  *pid (if not NULL) is the update that
+ * sets a pointer that lands in an indirect block, else 0.
  */
 int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t pblk,
-	     uint64_t goal, const struct waits *pw, struct waits *iw)
+	     uint64_t goal, const struct waits *pw, struct waits *iw, upd_id *pid)
 {
 	uint32_t idx[4];
 	int depth, level, err;
@@ -286,7 +288,10 @@ int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t 
 	struct waits cw;
 	struct buf *b, *nb;
 	unsigned i;
+	upd_id id;
 
+	if (pid)
+		*pid = 0;
 	err = bmap_path(fs, lblk, &depth, idx);
 	if (err)
 		return err;
@@ -327,7 +332,9 @@ int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t 
 				buf_put(fs, b);
 				return -EEXIST;
 			}
-			buf_update(fs, b, 8 * idx[level], 8, UPD_ALLOCINDIR, pw);
+			id = buf_update(fs, b, 8 * idx[level], 8, UPD_ALLOCINDIR, pw);
+			if (pid)
+				*pid = id;
 			put64(b->data + 8 * idx[level], pblk);
 			in->blocks++;
 		} else if (!child) {

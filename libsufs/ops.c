@@ -41,6 +41,15 @@ static int load_live(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in)
 	return in->mode ? 0 : -ENOENT;
 }
 
+/* Load an inode an operation is about to change: a snapshot file is the
+ * library's own (snap.c), -EPERM to everyone else. */
+static int load_mutable(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in)
+{
+	int err = load_live(fs, ino, in);
+
+	return !err && snap_is_file(fs, ino) ? -EPERM : err;
+}
+
 static void set_now(struct sufs_fs *fs, struct sufs_inode *in, int a, int m, int c)
 {
 	int64_t sec;
@@ -618,7 +627,7 @@ static int init_symlink(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in,
 		return err;
 	memcpy(b->data, t->s, t->len);
 	buf_put(fs, b);
-	return bmap_set(fs, in, 0, pblk, pblk, &pw, iw);
+	return bmap_set(fs, in, 0, pblk, pblk, &pw, iw, NULL);
 }
 
 int sufs_symlink(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len,
@@ -647,7 +656,7 @@ static int do_link(struct sufs_fs *fs, uint32_t ino, uint32_t dir, const char *n
 	if (!err)
 		err = load_parent(fs, dir, &din);
 	if (!err)
-		err = load_live(fs, ino, &in);
+		err = load_mutable(fs, ino, &in);
 	if (err)
 		return err;
 	if (S_ISDIR(in.mode))
@@ -766,7 +775,7 @@ static int do_unlink(struct sufs_fs *fs, uint32_t dir, const char *name, size_t 
 	if (!err && !inode_valid_ino(fs, ino))
 		err = -SUFS_ECORRUPT;
 	if (!err)
-		err = load_live(fs, ino, &in);
+		err = load_mutable(fs, ino, &in);
 	if (err)
 		return err;
 	if (rmdir) {
@@ -851,7 +860,7 @@ static int do_rename(struct sufs_fs *fs, uint32_t sdir, const char *sname, size_
 	if (!err)
 		err = dir_lookup(fs, sdir, &sdin, sname, slen, &ino);
 	if (!err)
-		err = load_live(fs, ino, &in);
+		err = load_mutable(fs, ino, &in);
 	if (err)
 		return err;
 	is_dir = S_ISDIR(in.mode);
@@ -869,7 +878,7 @@ static int do_rename(struct sufs_fs *fs, uint32_t sdir, const char *sname, size_
 	if (tino == ino)
 		return 0; /* two names of one file: nothing to do */
 	if (tino) {
-		err = load_live(fs, tino, &tin);
+		err = load_mutable(fs, tino, &tin);
 		if (err)
 			return err;
 		if (S_ISDIR(tin.mode) && !is_dir)
@@ -1008,7 +1017,7 @@ static int do_write(struct sufs_fs *fs, uint32_t ino, uint64_t off, const void *
 	int err = writable(fs);
 
 	if (!err)
-		err = load_live(fs, ino, &in);
+		err = load_mutable(fs, ino, &in);
 	if (err)
 		return err;
 	if (S_ISDIR(in.mode))
@@ -1034,14 +1043,14 @@ static int do_write(struct sufs_fs *fs, uint32_t ino, uint64_t off, const void *
 			break;
 		if (!pblk) {
 			pw.n = 0;
-			err = bmap_set(fs, &in, lblk, 0, goal, NULL, &iw);
+			err = bmap_set(fs, &in, lblk, 0, goal, NULL, &iw, NULL);
 			if (!err)
 				err = block_new(fs, goal, BUF_DATA, UPD_DATA, &pblk, &b, &pw);
 			if (err)
 				break;
 			memcpy(b->data + boff, src, n); /* part of the new block's update */
 			buf_put(fs, b);
-			err = bmap_set(fs, &in, lblk, pblk, goal, &pw, &iw);
+			err = bmap_set(fs, &in, lblk, pblk, goal, &pw, &iw, NULL);
 		} else {
 			err = n == fs->bsize ? buf_get_new(fs, pblk, BUF_DATA, &b)
 					     : buf_get(fs, pblk, BUF_DATA, &b);
@@ -1208,7 +1217,7 @@ static int do_setattr(struct sufs_fs *fs, uint32_t ino, const struct sufs_setatt
 	int err = writable(fs);
 
 	if (!err)
-		err = load_live(fs, ino, &in);
+		err = load_mutable(fs, ino, &in);
 	if (err)
 		return err;
 	if ((sa->mask & SUFS_SET_ATIME && sa->atime_ns >= 1000000000u) ||

@@ -107,9 +107,12 @@ unsigned sufs_ftype_of_mode(uint32_t mode);
 /* inode flags */
 #define SUFS_IFLAG_SNAPSHOT 0x1u  /* a snapshot file (the superblock's slots decide) */
 
+#define SUFS_SNAP_BROKEN    0x1u  /* slot flag: a copy could not be made (no room); the
+                                     snapshot is no longer a true view, only deletable */
+
 struct sufs_snap_slot {
 	uint32_t ino;     /* the snapshot file, 0 if the slot is free */
-	uint32_t flags;
+	uint32_t flags;   /* SUFS_SNAP_* */
 	int64_t time;     /* when it was taken (seconds) */
 };
 
@@ -538,8 +541,10 @@ struct sufs_dep {
 	uint64_t id;               /* an update waits only for lower ids */
 	const char *kind;          /* the 1999 paper's names: "bmsafemap", "inodedep",
 	                              "allocdirect", "indirdep", "allocindir", "diradd",
-	                              "mkdir", "dirrem", "freeblks", "freefile"; and
-	                              "data" for file contents */
+	                              "mkdir", "dirrem", "freeblks", "freefile";
+	                              "data" for file contents; "copyonwrite": a
+	                              block's old contents, kept until a snapshot's
+	                              copy of them is on disk */
 	uint32_t off, len;         /* the bytes of the block it changes */
 	unsigned state;            /* enum sufs_dep_state */
 	uint32_t undo_bytes;       /* old bytes kept to undo it (0: never undone, or
@@ -606,6 +611,7 @@ struct sufs_snap_info {
 	uint64_t blocks;           /* blocks it holds: copies, claimed blocks and
 	                              its indirect blocks (what deleting it frees,
 	                              less what an older snapshot inherits) */
+	int broken;                /* SUFS_SNAP_BROKEN: only deletable */
 };
 
 /*

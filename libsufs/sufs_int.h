@@ -18,6 +18,7 @@
 
 #include "sufs.h"
 
+#include <pthread.h>
 #include <string.h>
 
 /* ---- little-endian access ---------------------------------------------- */
@@ -98,6 +99,7 @@ enum upd_kind {
 	UPD_FREEBLKS,
 	UPD_FREEFILE,
 	UPD_DATA,       /* file data */
+	UPD_COPYONWRITE,/* a block's old contents, until a snapshot's copy is on disk */
 };
 
 typedef uint64_t upd_id;         /* 0: nothing (or something already on disk) */
@@ -213,6 +215,9 @@ struct sufs_fs {
 	size_t nparents, capparents;    /* open addressing; capparents a power of 2 */
 	struct dirhash *dirhash[32];    /* indexes of large directories (dirhash.c) */
 	uint64_t dirhash_clock;
+	struct snap *snaps[SUFS_SNAP_SLOTS]; /* snap.c: the snapshots kept, oldest first */
+	unsigned nsnaps;
+	pthread_mutex_t lock;           /* sufs_lock(): a second thread reads views */
 	/* called for each block written (the debugger's flush view) */
 	void (*trace)(struct sufs_fs *fs, struct buf *b, void *arg);
 	void *trace_arg;
@@ -280,7 +285,7 @@ int inode_walk(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in, su
 int block_new(struct sufs_fs *fs, uint64_t goal, enum buf_type type, enum upd_kind kind,
 	      uint64_t *blk, struct buf **out, struct waits *w);
 int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t pblk,
-	     uint64_t goal, const struct waits *pw, struct waits *iw);
+	     uint64_t goal, const struct waits *pw, struct waits *iw, upd_id *pid);
 int inode_valid_ino(struct sufs_fs *fs, uint32_t ino);
 uint64_t inode_max_blocks(struct sufs_fs *fs);
 int bmap_get(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk, uint64_t *pblk);
@@ -305,6 +310,16 @@ int dir_init(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint32_t p
 int dir_iterate(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
 		sufs_dirent_fn fn, void *arg);
 int dir_block_check(const uint8_t *blk, uint32_t bsize, const char **why);
+
+/* snap.c */
+struct snap;
+int snap_load(struct sufs_fs *fs);
+void snap_unload(struct sufs_fs *fs);
+int snap_is_file(const struct sufs_fs *fs, uint32_t ino);
+int snap_needs(const struct sufs_fs *fs, uint64_t blk);
+void snap_cow(struct sufs_fs *fs, struct buf *b);
+int snap_claim(struct sufs_fs *fs, uint64_t blk);
+void snap_view_throttle(struct sufs_dev *view, uint32_t kib);
 
 /* dirhash.c */
 struct dirhash;

@@ -657,6 +657,16 @@ static int op_sync(struct run *r)
 	return sufs_sync(r->fs);
 }
 
+static int op_snapshot(struct run *r)
+{
+	return sufs_snap_create(r->fs, r->argv[0], NULL);
+}
+
+static int op_snapdelete(struct run *r)
+{
+	return sufs_snap_delete(r->fs, r->argv[0]);
+}
+
 static const struct op {
 	const char *name;
 	int min, max;             /* number of arguments */
@@ -680,6 +690,8 @@ static const struct op {
 	{ "utimes", 3, 3, "PATH ATIME MTIME", op_utimes, 0x1 },
 	{ "fsync", 1, 1, "PATH", op_fsync, 0x1 },
 	{ "sync", 0, 0, "", op_sync, 0 },
+	{ "snapshot", 1, 1, "NAME", op_snapshot, 0 },
+	{ "snapdelete", 1, 1, "NAME", op_snapdelete, 0 },
 };
 
 static const struct op *op_find(const char *name)

@@ -1,0 +1,1056 @@
+/*
+ * snap.c - snapshots: a frozen view of the file system, kept in a file.
+ *
+ * A snapshot is a regular file /.snap/NAME, as large as the file system and
+ * sparse, named in one of the superblock's slots.  Its logical block n
+ * stands for block n of the file system as it was when the snapshot was
+ * taken:
+ *
+ *   - a pointer to a block of its own: the old contents, copied there
+ *     before block n was first changed (or, for the metadata written
+ *     outside the cache, when it was taken);
+ *   - a pointer to n itself: block n was freed since, and the snapshot
+ *     claimed it instead of letting it be reused;
+ *   - a hole: block n is unchanged since (read it from the file system), or
+ *     it was free then (its bit is clear in the snapshot's own copy of the
+ *     block bitmap, which every snapshot holds from the start).
+ *
+ * In memory each snapshot has one bit per block, NEED: in use when the
+ * snapshot was taken, and neither copied nor claimed yet.  Two hooks keep
+ * the view frozen:
+ *
+ *   snap_cow()    the cache calls it before the first change of a block
+ *                 that a snapshot needs.  The old contents go to a new
+ *                 block of the snapshot, its pointer is set, and the block
+ *                 gets one more update, COPYONWRITE: all of it, undo bytes
+ *                 = the old contents, waiting for the snapshot's pointer.
+ *                 Every later change of the block overlaps it and so waits
+ *                 for it (the engine's invariant 2): until the copy, its
+ *                 pointer and its bitmap bit are on disk, the block's write
+ *                 image is its old contents.  One more dependency; no
+ *                 other path.
+ *   snap_claim()  free_block() calls it for a freed block a snapshot needs:
+ *                 the snapshot takes the block instead (a pointer to it)
+ *                 and it stays allocated.
+ *
+ * Snapshot files are left out of every snapshot's view ("expunged"): when
+ * a snapshot is taken, its copy of the block bitmap has the blocks of every
+ * snapshot file cleared, and its copies of the inode table blocks that hold
+ * snapshot inodes show those inodes empty.  So a newer snapshot never needs
+ * the blocks of an older one, and deleting a snapshot is unlinking its
+ * file: free_block() hands each block it claimed to a snapshot that still
+ * needs it, and frees the rest.
+ *
+ * Taking a snapshot writes everything back, creates the file, freezes (the
+ * moment the snapshot stands for), writes the metadata copies, writes them
+ * back, and only then writes the superblock slot: a crash before that
+ * leaves no snapshot.
+ */
+#include "config.h"
+#include "sufs_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+
+struct snap {
+	unsigned slot;
+	uint32_t ino;
+	uint8_t *need;          /* per block: needs a copy before it changes */
+};
+
+static const char snapdir_name[] = ".snap";
+
+static int need_test(const struct snap *s, uint64_t blk)
+{
+	return (s->need[blk >> 3] >> (blk & 7)) & 1;
+}
+
+static void need_clear(struct snap *s, uint64_t blk)
+{
+	s->need[blk >> 3] &= (uint8_t)~(1u << (blk & 7));
+}
+
+int snap_is_file(const struct sufs_fs *fs, uint32_t ino)
+{
+	unsigned i;
+
+	for (i = 0; i < SUFS_SNAP_SLOTS; i++)
+		if (ino && fs->sb.snap[i].ino == ino)
+			return 1;
+	return 0;
+}
+
+int snap_needs(const struct sufs_fs *fs, uint64_t blk)
+{
+	unsigned i;
+
+	for (i = 0; i < fs->nsnaps; i++)
+		if (blk < fs->sb.blocks_count && need_test(fs->snaps[i], blk))
+			return 1;
+	return 0;
+}
+
+static void snap_free(struct snap *s)
+{
+	if (s) {
+		free(s->need);
+		free(s);
+	}
+}
+
+void snap_unload(struct sufs_fs *fs)
+{
+	unsigned i;
+
+	for (i = 0; i < fs->nsnaps; i++)
+		snap_free(fs->snaps[i]);
+	fs->nsnaps = 0;
+}
+
+static int snap_remove_active(struct sufs_fs *fs, unsigned slot)
+{
+	unsigned i;
+
+	for (i = 0; i < fs->nsnaps; i++) {
+		if (fs->snaps[i]->slot == slot) {
+			snap_free(fs->snaps[i]);
+			fs->snaps[i] = fs->snaps[--fs->nsnaps];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* ---- copy on write --------------------------------------------------------- */
+
+/* Point logical block lblk of snapshot s at pblk.  *ptr is the update that,
+ * once on disk, means the pointer (and the path to it) is. */
+static int snap_point(struct sufs_fs *fs, struct snap *s, uint64_t lblk, uint64_t pblk,
+		      const struct waits *pw, struct waits *ptr)
+{
+	struct sufs_inode in;
+	struct waits iw = { 0 };
+	upd_id leaf = 0, store = 0;
+	int err = inode_load(fs, s->ino, &in);
+
+	if (!err)
+		err = bmap_set(fs, &in, lblk, pblk, lblk, pw, &iw, &leaf);
+	if (!err)
+		err = inode_store(fs, s->ino, &in, UPD_ALLOCDIRECT, &iw, &store);
+	if (!err && ptr) {
+		waits_add(ptr, leaf);
+		waits_add(ptr, store);
+	}
+	return err;
+}
+
+/* A copy of bytes into a new block of snapshot s standing for lblk. */
+static int snap_copy(struct sufs_fs *fs, struct snap *s, uint64_t lblk, const uint8_t *bytes,
+		     struct waits *ptr)
+{
+	struct waits pw = { 0 };
+	struct buf *cb;
+	uint64_t cblk;
+	int err = block_new(fs, lblk, BUF_DATA, UPD_DATA, &cblk, &cb, &pw);
+
+	if (err)
+		return err;
+	memcpy(cb->data, bytes, fs->bsize); /* part of the new block's update */
+	buf_put(fs, cb);
+	return snap_point(fs, s, lblk, cblk, &pw, ptr);
+}
+
+/*
+ * A snapshot could not take its copy (no room): it is no longer a true
+ * view.  Its slot is marked broken on disk now, before the change it
+ * missed can reach the disk; it can only be deleted.
+ */
+static void snap_break(struct sufs_fs *fs, struct snap *s)
+{
+	fs->sb.snap[s->slot].flags |= SUFS_SNAP_BROKEN;
+	if (fs_write_super(fs, 0) == 0)
+		sufs_dev_barrier(fs->dev);
+	snap_remove_active(fs, s->slot);
+}
+
+/*
+ * Before the first change of b since some snapshot was taken: copy its old
+ * contents into each snapshot that needs them, and make b's changes wait
+ * for those copies (module comment).
+ */
+void snap_cow(struct sufs_fs *fs, struct buf *b)
+{
+	struct waits ptr = { 0 };
+	uint8_t *old = NULL;
+	unsigned i;
+	int err;
+
+	for (i = 0; i < fs->nsnaps; i++) {
+		struct snap *s = fs->snaps[i];
+
+		if (b->blk >= fs->sb.blocks_count || !need_test(s, b->blk))
+			continue;
+		need_clear(s, b->blk); /* first: the copy changes other blocks */
+		if (!old && !(old = malloc(fs->bsize))) {
+			err = -ENOMEM;
+		} else {
+			if (ptr.n == 0) {
+				/* unchanged since the snapshot: as on disk */
+				memcpy(old, b->data, fs->bsize);
+				cache_seal(fs, b, old);
+			}
+			err = snap_copy(fs, s, b->blk, old, &ptr);
+		}
+		if (err) {
+			snap_break(fs, s);
+			i--; /* the list moved */
+		}
+	}
+	free(old);
+	if (ptr.n)
+		buf_update(fs, b, 0, fs->bsize, UPD_COPYONWRITE, &ptr);
+}
+
+/* A block is being freed: a snapshot that needs it takes it.  1 if one did. */
+int snap_claim(struct sufs_fs *fs, uint64_t blk)
+{
+	unsigned i;
+
+	for (i = 0; i < fs->nsnaps; i++) {
+		struct snap *s = fs->snaps[i];
+
+		if (blk >= fs->sb.blocks_count || !need_test(s, blk))
+			continue;
+		need_clear(s, blk);
+		if (snap_point(fs, s, blk, blk, NULL, NULL) == 0)
+			return 1;
+		snap_break(fs, s);
+		i--;
+	}
+	return 0;
+}
+
+/* ---- loading ------------------------------------------------------------------ */
+
+static int clear_mapped(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t pblk,
+			int level, int bad, void *arg)
+{
+	struct snap *s = arg;
+
+	(void)fs; (void)ino; (void)pblk;
+	if (!bad && level == 0 && lblk < fs->sb.blocks_count)
+		need_clear(s, lblk);
+	return 0;
+}
+
+/* Read logical block lblk of a snapshot file into out (zeros for a hole). */
+static int snap_read_lblk(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk,
+			  uint8_t *out, int *hole)
+{
+	uint64_t p;
+	struct buf *b;
+	int err = bmap_get(fs, in, lblk, &p);
+
+	if (err)
+		return err;
+	*hole = !p;
+	if (!p) {
+		memset(out, 0, fs->bsize);
+		return 0;
+	}
+	if (!block_in_range(fs, p))
+		return -SUFS_ECORRUPT;
+	err = buf_get(fs, p, BUF_RAW, &b);
+	if (err)
+		return err;
+	memcpy(out, b->data, fs->bsize);
+	buf_put(fs, b);
+	return 0;
+}
+
+/* Is slot i a snapshot this library can use?  Its inode, decoded. */
+static int slot_inode(struct sufs_fs *fs, unsigned i, struct sufs_inode *in)
+{
+	uint32_t ino = fs->sb.snap[i].ino;
+	int err;
+
+	if (!ino)
+		return -ENOENT;
+	if (fs->sb.snap[i].flags & SUFS_SNAP_BROKEN)
+		return -SUFS_ECORRUPT;
+	if (!inode_valid_ino(fs, ino))
+		return -SUFS_ECORRUPT;
+	err = inode_load(fs, ino, in);
+	if (err)
+		return err;
+	if (!S_ISREG(in->mode) || !(in->flags & SUFS_IFLAG_SNAPSHOT) ||
+	    in->size != fs->sb.blocks_count << fs->bshift)
+		return -SUFS_ECORRUPT;
+	return 0;
+}
+
+/* Build snapshot slot i's NEED bits: its copy of each block bitmap, less
+ * what it has already copied or claimed. */
+static int snap_build(struct sufs_fs *fs, unsigned i, struct snap **out)
+{
+	struct sufs_group_layout l;
+	struct sufs_inode in;
+	struct snap *s;
+	uint8_t *bm;
+	uint64_t n, blk;
+	uint32_t g;
+	int err, hole;
+
+	err = slot_inode(fs, i, &in);
+	if (err)
+		return err;
+	s = calloc(1, sizeof(*s));
+	bm = malloc(fs->bsize);
+	if (!s || !bm || !(s->need = calloc((size_t)(fs->sb.blocks_count + 7) / 8, 1))) {
+		free(bm);
+		snap_free(s);
+		return -ENOMEM;
+	}
+	s->slot = i;
+	s->ino = fs->sb.snap[i].ino;
+	for (g = 0; g < fs->sb.groups_count && !err; g++) {
+		sufs_group_layout(&fs->sb, g, &l);
+		err = snap_read_lblk(fs, &in, l.block_bitmap, bm, &hole);
+		if (!err && hole)
+			err = -SUFS_ECORRUPT; /* every snapshot holds every bitmap */
+		for (blk = l.start; !err && blk < l.end; blk++) {
+			n = blk - l.start;
+			if ((bm[n >> 3] >> (n & 7)) & 1)
+				s->need[blk >> 3] |= (uint8_t)(1u << (blk & 7));
+		}
+	}
+	free(bm);
+	if (!err)
+		err = inode_walk(fs, s->ino, &in, clear_mapped, s);
+	if (err) {
+		snap_free(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+/* At open for writing: every usable snapshot, oldest first.  A slot that
+ * is not usable is left to fsck (snap_slot_bad) and protects nothing. */
+int snap_load(struct sufs_fs *fs)
+{
+	unsigned i, j;
+	int err;
+
+	snap_unload(fs);
+	for (i = 0; i < SUFS_SNAP_SLOTS; i++) {
+		struct snap *s;
+
+		err = snap_build(fs, i, &s);
+		if (err == -ENOMEM)
+			return err;
+		if (err)
+			continue;
+		/* oldest first: claims go to the oldest that needs a block */
+		for (j = fs->nsnaps; j > 0 &&
+		     fs->sb.snap[fs->snaps[j - 1]->slot].time > fs->sb.snap[i].time; j--)
+			fs->snaps[j] = fs->snaps[j - 1];
+		fs->snaps[j] = s;
+		fs->nsnaps++;
+	}
+	return 0;
+}
+
+static struct snap *active(struct sufs_fs *fs, unsigned slot)
+{
+	unsigned i;
+
+	for (i = 0; i < fs->nsnaps; i++)
+		if (fs->snaps[i]->slot == slot)
+			return fs->snaps[i];
+	return NULL;
+}
+
+/* ---- names and slots ---------------------------------------------------------- */
+
+static int valid_name(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len == 0 || len > SUFS_NAME_MAX || strchr(name, '/') ||
+	    !strcmp(name, ".") || !strcmp(name, ".."))
+		return -EINVAL;
+	return 0;
+}
+
+static int snapdir(struct sufs_fs *fs, uint32_t *dir)
+{
+	return sufs_lookup(fs, SUFS_ROOT_INO, snapdir_name, sizeof(snapdir_name) - 1, dir);
+}
+
+static int slot_of(struct sufs_fs *fs, uint32_t ino)
+{
+	unsigned i;
+
+	for (i = 0; i < SUFS_SNAP_SLOTS; i++)
+		if (ino && fs->sb.snap[i].ino == ino)
+			return (int)i;
+	return -1;
+}
+
+static int info_of(struct sufs_fs *fs, unsigned slot, const char *name,
+		   struct sufs_snap_info *out)
+{
+	struct sufs_inode in;
+	int err = inode_load(fs, fs->sb.snap[slot].ino, &in);
+
+	if (err && err != -SUFS_ECHECKSUM)
+		return err;
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	out->slot = slot;
+	out->ino = fs->sb.snap[slot].ino;
+	out->time = fs->sb.snap[slot].time;
+	out->blocks = in.blocks;
+	out->broken = (fs->sb.snap[slot].flags & SUFS_SNAP_BROKEN) != 0;
+	return 0;
+}
+
+struct list_ctx {
+	struct sufs_fs *fs;
+	struct sufs_snap_info *out;
+	unsigned n;
+	int err;
+};
+
+static int list_fn(void *arg, const char *name, size_t len, uint32_t ino, unsigned ftype)
+{
+	struct list_ctx *l = arg;
+	char buf[SUFS_NAME_MAX + 1];
+	int slot = slot_of(l->fs, ino);
+
+	(void)ftype;
+	if (slot < 0 || l->n == SUFS_SNAP_SLOTS)
+		return 0;
+	memcpy(buf, name, len);
+	buf[len] = 0;
+	l->err = info_of(l->fs, (unsigned)slot, buf, &l->out[l->n]);
+	if (l->err)
+		return 1;
+	l->n++;
+	return 0;
+}
+
+static int cmp_time(const void *a, const void *b)
+{
+	const struct sufs_snap_info *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+int sufs_snap_list(struct sufs_fs *fs, struct sufs_snap_info out[SUFS_SNAP_SLOTS], unsigned *n)
+{
+	struct list_ctx l = { fs, out, 0, 0 };
+	uint32_t dir;
+	unsigned i;
+	int err;
+
+	*n = 0;
+	for (i = 0; i < SUFS_SNAP_SLOTS && !fs->sb.snap[i].ino; i++)
+		;
+	if (i == SUFS_SNAP_SLOTS)
+		return 0;
+	err = snapdir(fs, &dir);
+	if (err == -ENOENT)
+		return 0;
+	if (!err)
+		err = sufs_readdir(fs, dir, list_fn, &l);
+	if (!err)
+		err = l.err;
+	if (err)
+		return err;
+	qsort(out, l.n, sizeof(*out), cmp_time);
+	*n = l.n;
+	return 0;
+}
+
+int sufs_snap_find(struct sufs_fs *fs, const char *name, struct sufs_snap_info *out)
+{
+	uint32_t dir, ino;
+	int err = valid_name(name), slot;
+
+	if (err)
+		return err;
+	err = snapdir(fs, &dir);
+	if (!err)
+		err = sufs_lookup(fs, dir, name, strlen(name), &ino);
+	if (err == -ENOENT || (!err && (slot = slot_of(fs, ino)) < 0))
+		return -SUFS_ENOTSNAP;
+	if (err)
+		return err;
+	return info_of(fs, (unsigned)slot, name, out);
+}
+
+/* ---- taking one --------------------------------------------------------------- */
+
+/* One block of metadata frozen when the snapshot is taken. */
+struct frozen {
+	uint64_t blk;
+	uint8_t *data;
+};
+
+struct freeze {
+	struct sufs_fs *fs;
+	struct frozen *f;
+	size_t n, cap;
+	uint8_t **bitmaps;      /* per group: the block bitmap, expunged (in f) */
+	uint64_t *expunged;     /* per group: blocks of snapshot files */
+};
+
+static int frozen_add(struct freeze *z, uint64_t blk, uint8_t **data)
+{
+	size_t i;
+
+	for (i = 0; i < z->n; i++) {
+		if (z->f[i].blk == blk) {
+			*data = z->f[i].data;
+			return 0;
+		}
+	}
+	if (z->n == z->cap) {
+		size_t cap = z->cap ? 2 * z->cap : 64;
+		struct frozen *p = realloc(z->f, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		z->f = p;
+		z->cap = cap;
+	}
+	if (!(*data = malloc(z->fs->bsize)))
+		return -ENOMEM;
+	z->f[z->n].blk = blk;
+	z->f[z->n++].data = *data;
+	return 0;
+}
+
+/*
+ * Block blk as the disk has it, when its buffer holds nothing newer: the
+ * buffer's bytes with their checksums sealed (the cache seals only write
+ * images, so a buffer's own checksums may be stale).
+ */
+static int read_live(struct sufs_fs *fs, uint64_t blk, uint8_t *out)
+{
+	struct buf *b = cache_lookup(fs, blk);
+
+	if (b) {
+		memcpy(out, b->data, fs->bsize);
+		cache_seal(fs, b, out);
+		return 0;
+	}
+	return sufs_dev_read(fs->dev, blk << fs->bshift, out, fs->bsize);
+}
+
+static int expunge_fn(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t pblk,
+		      int level, int bad, void *arg)
+{
+	struct freeze *z = arg;
+	uint32_t g;
+	uint64_t n;
+
+	(void)ino; (void)lblk; (void)level;
+	if (bad)
+		return 0;
+	g = (uint32_t)(pblk / fs->sb.blocks_per_group);
+	n = pblk % fs->sb.blocks_per_group;
+	if ((z->bitmaps[g][n >> 3] >> (n & 7)) & 1) {
+		z->bitmaps[g][n >> 3] &= (uint8_t)~(1u << (n & 7));
+		z->expunged[g]++;
+	}
+	return 0;
+}
+
+/* A snapshot file as every snapshot shows it: empty. */
+static int expunge_inode(struct freeze *z, uint32_t ino)
+{
+	struct sufs_fs *fs = z->fs;
+	struct sufs_inode in;
+	uint32_t g = (ino - 1) / fs->sb.inodes_per_group;
+	uint32_t idx = (ino - 1) % fs->sb.inodes_per_group;
+	struct sufs_group_layout l;
+	uint64_t blk;
+	uint8_t *data, *raw;
+	int err = inode_load(fs, ino, &in);
+
+	if (err)
+		return err;
+	err = inode_walk(fs, ino, &in, expunge_fn, z);
+	if (err)
+		return err;
+	sufs_group_layout(&fs->sb, g, &l);
+	blk = l.inode_table + idx / fs->inodes_per_block;
+	err = frozen_add(z, blk, &data); /* there already: freeze() read it */
+	if (err)
+		return err;
+	raw = data + (idx % fs->inodes_per_block) * SUFS_INODE_SIZE;
+	in.size = 0;
+	in.blocks = 0;
+	in.flags &= (uint16_t)~SUFS_IFLAG_SNAPSHOT;
+	memset(in.block, 0, sizeof(in.block));
+	sufs_inode_encode(&in, ino, raw);
+	put32(raw + 252, sufs_inode_csum(raw, ino));
+	return 0;
+}
+
+static void freeze_free(struct freeze *z)
+{
+	size_t i;
+
+	for (i = 0; i < z->n; i++)
+		free(z->f[i].data);
+	free(z->f);
+	free(z->bitmaps); /* its blocks are in the list */
+	free(z->expunged);
+}
+
+/*
+ * The metadata the snapshot holds from the start, as it must read there:
+ * block bitmaps without snapshot files' blocks, inode table blocks with
+ * snapshot inodes empty, group descriptors and superblocks (primary and
+ * backups) with the summaries to match and no slots.  The superblock and
+ * descriptors are written outside the cache, so they are never copied on
+ * write: copying them now is what protects them.
+ */
+static int freeze(struct freeze *z, uint32_t new_ino)
+{
+	struct sufs_fs *fs = z->fs;
+	uint32_t ngroups = fs->sb.groups_count, per = fs->bsize / SUFS_GROUP_DESC_SIZE, g, i;
+	struct sufs_group_layout l;
+	struct sufs_super sb = fs->sb;
+	uint8_t *data, raw[SUFS_SB_SIZE];
+	uint64_t sb_blk = SUFS_SB_OFFSET / fs->bsize, total = 0;
+	int err = 0;
+
+	z->bitmaps = calloc(ngroups, sizeof(*z->bitmaps));
+	z->expunged = calloc(ngroups, sizeof(*z->expunged));
+	if (!z->bitmaps || !z->expunged)
+		return -ENOMEM;
+	for (g = 0; g < ngroups && !err; g++) {
+		sufs_group_layout(&fs->sb, g, &l);
+		err = frozen_add(z, l.block_bitmap, &z->bitmaps[g]);
+		if (!err)
+			err = read_live(fs, l.block_bitmap, z->bitmaps[g]);
+	}
+	/* the inode table blocks: read first, then expunged */
+	for (i = 0; i < SUFS_SNAP_SLOTS + 1 && !err; i++) {
+		uint32_t ino = i < SUFS_SNAP_SLOTS ? fs->sb.snap[i].ino : new_ino;
+		size_t before = z->n;
+		if (!ino || !inode_valid_ino(fs, ino))
+			continue;
+		g = (ino - 1) / fs->sb.inodes_per_group;
+		sufs_group_layout(&fs->sb, g, &l);
+		err = frozen_add(z, l.inode_table + ((ino - 1) % fs->sb.inodes_per_group) /
+						    fs->inodes_per_block, &data);
+		if (!err && z->n > before)
+			err = read_live(fs, z->f[z->n - 1].blk, data);
+		if (!err)
+			err = expunge_inode(z, ino);
+	}
+	if (err)
+		return err;
+	/* the summaries the view has: expunged blocks are free there */
+	for (g = 0; g < ngroups; g++)
+		total += z->expunged[g];
+	sb.free_blocks += total;
+	memset(sb.snap, 0, sizeof(sb.snap));
+	for (i = 0; i < sb.gdt_blocks && !err; i++) {
+		sufs_group_layout(&fs->sb, 0, &l);
+		err = frozen_add(z, l.gdt_start + i, &data);
+		if (err)
+			break;
+		memset(data, 0, fs->bsize);
+		for (g = i * per; g < ngroups && g < (i + 1) * per; g++) {
+			struct sufs_group gd = fs->groups[g];
+			gd.free_blocks += (uint32_t)z->expunged[g];
+			sufs_group_encode(&gd, g, data + (g - i * per) * SUFS_GROUP_DESC_SIZE);
+		}
+	}
+	for (g = 0; g < ngroups && !err; g++) {
+		uint64_t blk, off;
+		if (g == 0) {
+			blk = sb_blk;
+			off = SUFS_SB_OFFSET - sb_blk * fs->bsize;
+		} else if (sufs_group_has_backup(g)) {
+			blk = (uint64_t)g * fs->sb.blocks_per_group;
+			off = 0;
+		} else {
+			continue;
+		}
+		err = frozen_add(z, blk, &data);
+		if (!err)
+			err = read_live(fs, blk, data);
+		if (err)
+			break;
+		sb.sb_group = g;
+		sufs_super_encode(&sb, raw);
+		memcpy(data + off, raw, sizeof(raw));
+	}
+	return err;
+}
+
+static int free_slot(struct sufs_fs *fs, unsigned *slot)
+{
+	unsigned i;
+
+	for (i = 0; i < SUFS_SNAP_SLOTS; i++) {
+		if (!fs->sb.snap[i].ino) {
+			*slot = i;
+			return 0;
+		}
+	}
+	return -SUFS_ENOSLOT;
+}
+
+static int make_file(struct sufs_fs *fs, const char *name, uint32_t *ino)
+{
+	struct sufs_cred cred = { 0, 0 };
+	struct sufs_inode in;
+	uint32_t dir;
+	int err = snapdir(fs, &dir);
+
+	if (err == -ENOENT)
+		err = sufs_mkdir(fs, SUFS_ROOT_INO, snapdir_name, sizeof(snapdir_name) - 1, 0755,
+				 &cred, &dir);
+	if (!err) {
+		err = sufs_lookup(fs, dir, name, strlen(name), ino);
+		if (!err)
+			return -EEXIST;
+		if (err == -ENOENT)
+			err = sufs_create(fs, dir, name, strlen(name), 0400, &cred, ino);
+	}
+	if (!err)
+		err = inode_load(fs, *ino, &in);
+	if (!err) {
+		in.flags |= SUFS_IFLAG_SNAPSHOT;
+		in.size = fs->sb.blocks_count << fs->bshift;
+		err = inode_store(fs, *ino, &in, UPD_INODEDEP, NULL, NULL);
+	}
+	return fs_op_end(fs, err);
+}
+
+int sufs_snap_create(struct sufs_fs *fs, const char *name, struct sufs_snap_info *out)
+{
+	struct freeze z = { fs, NULL, 0, 0, NULL, NULL };
+	struct snap *s = NULL;
+	unsigned slot = 0;
+	uint32_t ino = 0, dir;
+	int err, activated = 0;
+	size_t i;
+
+	if (!(fs->flags & SUFS_OPEN_RDWR))
+		return -EROFS;
+	err = valid_name(name);
+	if (!err)
+		err = free_slot(fs, &slot);
+	if (!err)
+		err = sufs_sync(fs);
+	if (!err)
+		err = make_file(fs, name, &ino);
+	if (err)
+		return err;
+	err = sufs_sync(fs); /* the moment the snapshot stands for */
+	if (!err)
+		err = freeze(&z, ino);
+	if (!err) {
+		s = calloc(1, sizeof(*s));
+		if (!s || !(s->need = calloc((size_t)(fs->sb.blocks_count + 7) / 8, 1)))
+			err = -ENOMEM;
+	}
+	if (!err) {
+		struct sufs_group_layout l;
+		uint32_t g;
+		uint64_t blk, n;
+
+		s->slot = slot;
+		s->ino = ino;
+		for (g = 0; g < fs->sb.groups_count; g++) {
+			sufs_group_layout(&fs->sb, g, &l);
+			for (blk = l.start; blk < l.end; blk++) {
+				n = blk - l.start;
+				if ((z.bitmaps[g][n >> 3] >> (n & 7)) & 1)
+					s->need[blk >> 3] |= (uint8_t)(1u << (blk & 7));
+			}
+		}
+		for (i = 0; i < z.n; i++)
+			need_clear(s, z.f[i].blk);
+		/* from here on every change is copied first */
+		fs->snaps[fs->nsnaps++] = s;
+		activated = 1;
+		for (i = 0; i < z.n && !err; i++)
+			err = snap_copy(fs, s, z.f[i].blk, z.f[i].data, NULL);
+		s = NULL;
+		err = fs_op_end(fs, err);
+	}
+	if (!err)
+		err = sufs_sync(fs);
+	if (!err) {
+		/* the snapshot exists once its slot is on disk */
+		fs->sb.snap[slot].ino = ino;
+		fs->sb.snap[slot].flags = 0;
+		fs_now(fs, &fs->sb.snap[slot].time, &(uint32_t){ 0 });
+		err = fs_write_super(fs, 0);
+		if (!err)
+			err = sufs_dev_barrier(fs->dev);
+		if (err)
+			memset(&fs->sb.snap[slot], 0, sizeof(fs->sb.snap[slot]));
+	}
+	snap_free(s);
+	freeze_free(&z);
+	if (err) {
+		/* not a snapshot: remove what was made of it (a crash would leave
+		 * a plain file, which sufs_snap_delete() removes) */
+		if (activated)
+			snap_remove_active(fs, slot);
+		if (snapdir(fs, &dir) == 0)
+			sufs_unlink(fs, dir, name, strlen(name));
+		return err;
+	}
+	return out ? info_of(fs, slot, name, out) : 0;
+}
+
+/* ---- deleting one ------------------------------------------------------------- */
+
+int sufs_snap_delete(struct sufs_fs *fs, const char *name)
+{
+	uint32_t dir, ino;
+	int err, slot;
+
+	if (!(fs->flags & SUFS_OPEN_RDWR))
+		return -EROFS;
+	err = valid_name(name);
+	if (!err)
+		err = snapdir(fs, &dir);
+	if (!err)
+		err = sufs_lookup(fs, dir, name, strlen(name), &ino);
+	if (err == -ENOENT)
+		return -SUFS_ENOTSNAP;
+	if (err)
+		return err;
+	slot = slot_of(fs, ino);
+	if (slot >= 0) {
+		/* the snapshot is gone once its slot is cleared on disk; a crash
+		 * after that leaves a plain file, which deleting again removes */
+		err = sufs_sync(fs);
+		if (err)
+			return err;
+		memset(&fs->sb.snap[slot], 0, sizeof(fs->sb.snap[slot]));
+		err = fs_write_super(fs, 0);
+		if (!err)
+			err = sufs_dev_barrier(fs->dev);
+		if (err)
+			return err;
+		snap_remove_active(fs, (unsigned)slot);
+	} else {
+		struct sufs_inode in;
+		err = inode_load(fs, ino, &in);
+		if (err)
+			return err;
+		if (!(in.flags & SUFS_IFLAG_SNAPSHOT))
+			return -SUFS_ENOTSNAP; /* a user's file: not ours to remove */
+	}
+	/* its blocks go back through free_block(): a snapshot that needs one
+	 * it claimed takes it over */
+	err = sufs_unlink(fs, dir, name, strlen(name));
+	if (!err)
+		err = sufs_sync(fs);
+	return err;
+}
+
+/* ---- the view ----------------------------------------------------------------- */
+
+struct view {
+	struct sufs_fs *fs;
+	unsigned slot;
+	uint32_t ino;
+	struct snap *own;       /* NEED bits when the fs does not keep them */
+	uint8_t *scratch;
+	uint32_t kib;           /* throttle: KiB per second, 0 for none */
+	double t0;
+	uint64_t bytes;
+};
+
+void snap_view_throttle(struct sufs_dev *view, uint32_t kib)
+{
+	struct view *v = view->priv;
+
+	v->kib = kib;
+	v->t0 = now_seconds_mono();
+	v->bytes = 0;
+}
+
+/* Sleep until the bytes read so far fit the rate. */
+static void throttle(struct view *v, uint64_t n)
+{
+	double ahead;
+
+	v->bytes += n;
+	ahead = (double)v->bytes / (v->kib * 1024.0) - (now_seconds_mono() - v->t0);
+	if (ahead > 0) {
+		struct timespec ts = { (time_t)ahead, (long)((ahead - (time_t)ahead) * 1e9) };
+		nanosleep(&ts, NULL);
+	}
+}
+
+static struct snap *view_snap(struct view *v)
+{
+	struct snap *s;
+
+	if (v->fs->sb.snap[v->slot].ino != v->ino)
+		return NULL; /* deleted since */
+	s = active(v->fs, v->slot);
+	return s ? s : v->own;
+}
+
+/* Block blk of the view into out; *used says whether it was in use then. */
+static int view_block(struct view *v, uint64_t blk, uint8_t *out, int *used)
+{
+	struct sufs_fs *fs = v->fs;
+	struct sufs_inode in;
+	struct snap *s = view_snap(v);
+	uint64_t p;
+	int err;
+
+	if (!s)
+		return -SUFS_ENOTSNAP;
+	err = inode_load(fs, v->ino, &in);
+	if (!err)
+		err = bmap_get(fs, &in, blk, &p);
+	if (err)
+		return err;
+	if (p && !block_in_range(fs, p))
+		return -SUFS_ECORRUPT;
+	*used = p || need_test(s, blk);
+	if (!out)
+		return 0;
+	if (!*used) {
+		memset(out, 0, fs->bsize);
+		return 0;
+	}
+	/* a block not copied is unchanged since: the cache's bytes are the disk's */
+	return read_live(fs, p ? p : blk, out);
+}
+
+static int view_read(struct sufs_dev *d, uint64_t off, void *buf, size_t len)
+{
+	struct view *v = d->priv;
+	struct sufs_fs *fs = v->fs;
+	uint8_t *dst = buf;
+	int err = 0, used;
+
+	while (len && !err) {
+		uint64_t blk = off >> fs->bshift;
+		uint32_t boff = (uint32_t)(off & (fs->bsize - 1));
+		size_t n = fs->bsize - boff < len ? fs->bsize - boff : len;
+
+		if (blk >= fs->sb.blocks_count) {
+			memset(dst, 0, n);
+		} else {
+			sufs_lock(fs);
+			err = view_block(v, blk, v->scratch, &used);
+			sufs_unlock(fs);
+			if (!err)
+				memcpy(dst, v->scratch + boff, n);
+		}
+		dst += n;
+		off += n;
+		len -= n;
+	}
+	if (!err && v->kib)
+		throttle(v, (uint64_t)(dst - (uint8_t *)buf));
+	return err;
+}
+
+static int view_write(struct sufs_dev *d, uint64_t off, const void *buf, size_t len)
+{
+	(void)d; (void)off; (void)buf; (void)len;
+	return -EROFS;
+}
+
+static int view_barrier(struct sufs_dev *d)
+{
+	(void)d;
+	return 0;
+}
+
+static void view_close(struct sufs_dev *d)
+{
+	struct view *v = d->priv;
+
+	snap_free(v->own);
+	free(v->scratch);
+	free(v);
+}
+
+static const struct sufs_dev_ops view_ops = {
+	view_read, view_write, view_barrier, NULL, view_close,
+};
+
+int sufs_snap_open_dev(struct sufs_fs *fs, const char *name, struct sufs_dev **out)
+{
+	struct sufs_snap_info info;
+	struct sufs_dev *d;
+	struct view *v;
+	int err = sufs_snap_find(fs, name, &info);
+
+	if (err)
+		return err;
+	if (info.broken)
+		return -SUFS_ECORRUPT;
+	d = calloc(1, sizeof(*d));
+	v = calloc(1, sizeof(*v));
+	if (!d || !v || !(v->scratch = malloc(fs->bsize)) ||
+	    (d->name = malloc(strlen(name) + 16)) == NULL) {
+		free(v ? v->scratch : NULL);
+		free(v);
+		free(d);
+		return -ENOMEM;
+	}
+	sprintf(d->name, "snapshot %s", name);
+	v->fs = fs;
+	v->slot = info.slot;
+	v->ino = info.ino;
+	if (!active(fs, info.slot)) {
+		err = snap_build(fs, info.slot, &v->own);
+		if (err) {
+			free(v->scratch);
+			free(v);
+			free(d->name);
+			free(d);
+			return err;
+		}
+	}
+	d->ops = &view_ops;
+	d->size = fs->sb.blocks_count << fs->bshift;
+	d->priv = v;
+	*out = d;
+	return 0;
+}
+
+int sufs_snap_block_used(struct sufs_dev *view, uint64_t blk, int *used)
+{
+	struct view *v;
+	int err;
+
+	if (view->ops != &view_ops)
+		return -EINVAL;
+	v = view->priv;
+	if (blk >= v->fs->sb.blocks_count)
+		return -EINVAL;
+	sufs_lock(v->fs);
+	err = view_block(v, blk, NULL, used);
+	sufs_unlock(v->fs);
+	return err;
+}
