@@ -247,9 +247,17 @@ static int fix_problem(struct chk *c, unsigned code, const struct pctx *x)
 
 	if (!d || c->stop != GOING)
 		return 0;
+	memset(&p, 0, sizeof(p));
 	p.def = d;
 	p.ino = x->ino;
 	p.blk = x->blk;
+	p.ino2 = x->ino2;
+	p.dir = x->dir;
+	p.blk2 = x->blk2;
+	p.num = x->num;
+	p.num2 = x->num2;
+	if (x->str)
+		snprintf(p.name, sizeof(p.name), "%s", x->str);
 	expand(p.message, sizeof(p.message), d->message, x);
 	r->problems++;
 	if (d->flags & SUFS_PR_LEAK)

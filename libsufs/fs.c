@@ -408,7 +408,14 @@ int sufs_set_mode(struct sufs_fs *fs, unsigned mode)
 		return err;
 	fs->mode = mode;
 	fs->sb.write_mode = mode;
-	return 0;
+	/* on disk before anything is written under it: a background check
+	 * must know an image that a crash in async mode left */
+	if ((fs->flags & SUFS_OPEN_RDWR) && !fs->mkfs) {
+		err = fs_write_super(fs, 0);
+		if (!err)
+			err = sufs_dev_barrier(fs->dev);
+	}
+	return err;
 }
 
 void sufs_set_writeback(struct sufs_fs *fs, unsigned dirty_percent, unsigned max_age_ms)

@@ -416,6 +416,16 @@ static int inode_free(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode 
 	return deps_defer(fs, &z, 1, freeing_run, f);
 }
 
+/* An inode no name reaches (a leak the background check found): it goes,
+ * with what it holds. */
+int ops_release_inode(struct sufs_fs *fs, uint32_t ino)
+{
+	struct sufs_inode in;
+	int err = load_live(fs, ino, &in);
+
+	return err ? err : inode_free(fs, ino, &in, NULL);
+}
+
 /* ---- creating names ---------------------------------------------------------- */
 
 static int check_name(const char *name, size_t len)
@@ -1209,6 +1219,21 @@ fail:
 	free(f->blocks.blk);
 	free(f);
 	return err;
+}
+
+/* Free the blocks an inode maps past its size (a leak the background check
+ * found: a truncation cut short by a crash). */
+int ops_trim_inode(struct sufs_fs *fs, uint32_t ino)
+{
+	struct sufs_inode in;
+	uint64_t size;
+	int err = load_live(fs, ino, &in);
+
+	if (err || !(S_ISREG(in.mode) || S_ISDIR(in.mode)))
+		return err;
+	size = in.size;
+	in.size = UINT64_MAX; /* so that everything past size goes */
+	return do_truncate(fs, ino, &in, size);
 }
 
 static int do_setattr(struct sufs_fs *fs, uint32_t ino, const struct sufs_setattr *sa)

@@ -748,6 +748,11 @@ struct sufs_problem {
 	char message[320];         /* the template filled in */
 	uint32_t ino;              /* the inode concerned, or 0 */
 	uint64_t blk;              /* the block concerned, or 0 */
+	/* the other values the template may show (0 when it does not) */
+	uint32_t ino2, dir;        /* the last of a run of inodes; a directory */
+	uint64_t blk2;             /* the last of a run of blocks */
+	uint64_t num, num2;        /* e.g. a link count found and the right one */
+	char name[SUFS_NAME_MAX + 1]; /* an entry's name, or "" */
 };
 
 /* What the check may do (sufs_check_opts.flags). */

@@ -315,6 +315,10 @@ int dir_iterate(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
 		sufs_dirent_fn fn, void *arg);
 int dir_block_check(const uint8_t *blk, uint32_t bsize, const char **why);
 
+/* ops.c, for the background check */
+int ops_release_inode(struct sufs_fs *fs, uint32_t ino);
+int ops_trim_inode(struct sufs_fs *fs, uint32_t ino);
+
 /* snap.c */
 struct snap;
 int snap_load(struct sufs_fs *fs);

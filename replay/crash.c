@@ -1225,6 +1225,7 @@ static int oracle_check(struct harness *h, struct view *v, unsigned barriers, si
 struct counts {
 	uint64_t states;          /* checked */
 	uint64_t leaky;           /* with leaks (repaired) */
+	uint64_t refused;         /* --bgfsck: states the background check refused */
 	uint64_t violations;
 	uint64_t expectations;    /* oracle records checked */
 };
@@ -1280,6 +1281,70 @@ static void print_command(FILE *f, const struct harness *h, const char *name)
  * Check state s.  A violation is reported in full (findings, image,
  * command) while fewer than max_reports have been.
  */
+/*
+ * --bgfsck: the state as fsck.sufs -b finds it: opened for writing, checked
+ * in the background, repaired on the live file system, closed.  An image
+ * last written in async mode must be refused, one written in softdep mode
+ * must not be.  0, or 1 with why filled in.
+ */
+static int bg_repair(struct harness *h, struct view *v, struct counts *c, char *why,
+		     size_t size)
+{
+	struct sufs_dev *dev = new_dev(&view_ops, v, h->log.nblocks * h->log.bsize, 1);
+	struct sufs_check_opts o = { 0 };
+	struct sufs_check_result r;
+	struct sufs_fs *fs;
+	unsigned mode;
+	int rc;
+
+	if (!dev) {
+		snprintf(why, size, "out of memory");
+		return 1;
+	}
+	rc = sufs_open_dev(dev, SUFS_OPEN_RDWR, 0, &fs);
+	if (rc) {
+		sufs_dev_close(dev);
+		snprintf(why, size, "cannot open the state for writing: %s", sufs_strerror(rc));
+		return 1;
+	}
+	mode = sufs_get_super(fs)->write_mode;
+	rc = sufs_check_background(fs, &o, &r);
+	if (rc == -SUFS_EBGREFUSED && mode != SUFS_MODE_SOFTDEP) {
+		c->refused++;
+		sufs_abandon(fs);
+		/* refused, as it must be: the leak-only repair instead */
+		dev = new_dev(&view_ops, v, h->log.nblocks * h->log.bsize, 1);
+		if (!dev) {
+			snprintf(why, size, "out of memory");
+			return 1;
+		}
+		rc = run_check(dev, SUFS_CHECK_LEAKS_ONLY | SUFS_CHECK_YES, NULL, &r);
+		sufs_dev_close(dev);
+		if (rc)
+			snprintf(why, size, "the leak-only repair failed: %s", sufs_strerror(rc));
+		return rc != 0;
+	}
+	if (rc == 0 && mode != SUFS_MODE_SOFTDEP) {
+		snprintf(why, size, "the background check ran on an image written in %s mode",
+			 sufs_mode_name(mode));
+		sufs_abandon(fs);
+		return 1;
+	}
+	if (!rc)
+		rc = sufs_close(fs);
+	else
+		sufs_abandon(fs);
+	if (rc) {
+		snprintf(why, size, "the background check failed: %s", sufs_strerror(rc));
+		return 1;
+	}
+	if (r.status & ~SUFS_EXIT_CORRECTED) {
+		snprintf(why, size, "the background check exited %d", r.status);
+		return 1;
+	}
+	return 0;
+}
+
 static int check_state(struct harness *h, struct view *v, struct sufs_dev *dev,
 		       const struct state *s, struct counts *c)
 {
@@ -1304,6 +1369,17 @@ static int check_state(struct harness *h, struct view *v, struct sufs_dev *dev,
 		snprintf(why, sizeof(why), "%u problems worse than a leak (and %u leaks)",
 			 r1.nonleaks, r1.leaks);
 		bad = 1;
+	} else if (h->o->bgfsck) {
+		c->leaky += r1.problems != 0;
+		bad = bg_repair(h, v, c, why, sizeof(why));
+		if (!bad) {
+			rc = run_check(dev, SUFS_CHECK_NO, NULL, &r3);
+			if (rc || r3.problems) {
+				snprintf(why, sizeof(why), "after the background check, a full check "
+					 "%s %u problems", rc ? "failed, with" : "finds", r3.problems);
+				bad = 1;
+			}
+		}
 	} else if (r1.problems) {
 		c->leaky++;
 		rc = run_check(dev, SUFS_CHECK_LEAKS_ONLY | SUFS_CHECK_YES, NULL, &r2);
@@ -1453,6 +1529,7 @@ static int run_jobs(struct harness *h, const struct states *ss, struct counts *t
 	for (j = 0; j < jobs; j++) {
 		total->states += shared[j].states;
 		total->leaky += shared[j].leaky;
+		total->refused += shared[j].refused;
 		total->violations += shared[j].violations;
 		total->expectations += shared[j].expectations;
 	}
@@ -1477,9 +1554,10 @@ static void print_summary(const struct harness *h, const struct states *ss,
 		printf(",\"mode\":\"%s\",\"operations\":%" PRIu64 ",\"writes\":%zu,"
 		       "\"epochs\":%zu,\"states\":%zu,\"checked\":%" PRIu64 ",\"leaky\":%" PRIu64
 		       ",\"expectations\":%" PRIu64 ",\"violations\":%" PRIu64
+		       ",\"bgfsck_refused\":%" PRIu64
 		       ",\"run_seconds\":%.3f,\"check_seconds\":%.3f,\"states_per_second\":%.1f}\n",
 		       mode, h->operations, h->log.nw, h->log.nbar + 1, ss->n, c->states, c->leaky,
-		       c->expectations, c->violations, run_s, check_s, rate);
+		       c->expectations, c->violations, c->refused, run_s, check_s, rate);
 		return;
 	}
 	if (o->quiet && !c->violations)
@@ -1489,6 +1567,9 @@ static void print_summary(const struct harness *h, const struct states *ss,
 	printf("%" PRIu64 " crash states checked (%" PRIu64 " with leaks), "
 	       "%" PRIu64 " oracle records checked, %" PRIu64 " violations\n", c->states, c->leaky,
 	       c->expectations, c->violations);
+	if (o->bgfsck)
+		printf("background check: run on %" PRIu64 " states, refused on %" PRIu64 "\n",
+		       c->states - c->refused, c->refused);
 	printf("%.3f s to run, %.3f s to check: %.0f states/s\n", run_s, check_s, rate);
 }
 

@@ -34,6 +34,7 @@ struct crash_opts {
 	int64_t time_sec;
 	int json;                 /* the summary as one JSON object */
 	int quiet;                /* no summary when nothing was violated */
+	int bgfsck;               /* repair each state with the background check */
 };
 
 /* Exit statuses (shared with main.c: man/sufs-replay.8, EXIT STATUS). */

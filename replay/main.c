@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,8 +58,64 @@ struct args {
 	uint64_t cache_bytes;     /* --cache, 0: the library's default */
 	unsigned broken_rule;     /* --break-rule */
 	int crash_check;          /* --crash-check or --crash-state */
+	int bgfsck;               /* --bgfsck */
+	uint32_t throttle_kib;    /* --throttle */
 	struct crash_opts crash;
 };
+
+/* --bgfsck: the background check, in a thread of its own. */
+struct bg {
+	pthread_t thread;
+	int started;
+	struct sufs_fs *fs;
+	struct sufs_check_opts opts;
+	struct sufs_check_result result;
+	int rc;
+	double seconds;
+};
+
+static void *bg_run(void *arg)
+{
+	struct bg *bg = arg;
+	double start = now_seconds();
+
+	bg->rc = sufs_check_background(bg->fs, &bg->opts, &bg->result);
+	bg->seconds = now_seconds() - start;
+	return NULL;
+}
+
+static int bg_start(struct bg *bg, struct sufs_fs *fs, uint32_t throttle_kib)
+{
+	int rc;
+
+	memset(bg, 0, sizeof(*bg));
+	bg->fs = fs;
+	bg->opts.throttle_kib = throttle_kib;
+	rc = pthread_create(&bg->thread, NULL, bg_run, bg);
+	if (rc) {
+		errmsg("cannot start the background check: %s", strerror(rc));
+		return -1;
+	}
+	bg->started = 1;
+	return 0;
+}
+
+/* Wait for the background check; -1 when it could not run. */
+static int bg_finish(struct bg *bg, const char *image)
+{
+	if (!bg->started)
+		return 0;
+	pthread_join(bg->thread, NULL);
+	bg->started = 0;
+	if (bg->rc) {
+		errmsg("background check of %s: %s", image, sufs_strerror(bg->rc));
+		return -1;
+	}
+	if (bg->result.status & SUFS_EXIT_UNCORRECTED)
+		warnmsg("background check of %s: %u problems worse than a leak; the file "
+			"system is marked for a full check", image, bg->result.nonleaks);
+	return 0;
+}
 
 /* What --stats reports. */
 struct report {
@@ -72,6 +129,7 @@ struct report {
 	int crashed;
 	enum phase { PHASE_OPEN, PHASE_LINES, PHASE_CLOSE } crash_phase;
 	uint64_t crash_line;      /* in PHASE_LINES: the line that was running */
+	struct bg bg;             /* --bgfsck */
 };
 
 /* Where a crash happened: the key of --json, and the words of messages. */
@@ -99,6 +157,10 @@ static void usage(FILE *f)
 		"      --seed S                 the random workload's seed (default 0)\n"
 		"      --print-script           print the random workload, do not run it\n"
 		"      --cache SIZE             the buffer cache's size (K, M suffixes)\n"
+		"      --bgfsck                 run a background check (fsck.sufs -b) in a second\n"
+		"                               thread while the workload runs; with --crash-check,\n"
+		"                               repair each crash state with it\n"
+		"      --throttle KIB           the background check reads at most KIB KiB/s\n"
 		"\n"
 		"      --crash-check[=all|sample:N]  check every crash state of the run (or N\n"
 		"                               drawn at random): only leaks, repaired by a\n"
@@ -171,7 +233,8 @@ static void parse_args(int argc, char **argv, struct args *a)
 	enum {
 		OPT_MODE = 256, OPT_STATS, OPT_JSON, OPT_IOLOG, OPT_CRASH_WRITE,
 		OPT_CRASH_EPOCH, OPT_RANDOM, OPT_SEED, OPT_PRINT, OPT_CACHE, OPT_CHECK,
-		OPT_STATE, OPT_SUBSETS, OPT_JOBS, OPT_DIR, OPT_REPORTS, OPT_BREAK,
+		OPT_STATE, OPT_SUBSETS, OPT_JOBS, OPT_DIR, OPT_REPORTS, OPT_BREAK, OPT_BGFSCK,
+		OPT_THROTTLE,
 	};
 	static const struct option longopts[] = {
 		{ "mode", required_argument, NULL, OPT_MODE },
@@ -191,6 +254,8 @@ static void parse_args(int argc, char **argv, struct args *a)
 		{ "crash-dir", required_argument, NULL, OPT_DIR },
 		{ "max-reports", required_argument, NULL, OPT_REPORTS },
 		{ "break-rule", required_argument, NULL, OPT_BREAK },
+		{ "bgfsck", no_argument, NULL, OPT_BGFSCK },
+		{ "throttle", required_argument, NULL, OPT_THROTTLE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -281,6 +346,16 @@ static void parse_args(int argc, char **argv, struct args *a)
 		case OPT_REPORTS:
 			k->max_reports = (unsigned)opt_count("--max-reports", optarg);
 			break;
+		case OPT_BGFSCK:
+			a->bgfsck = 1;
+			break;
+		case OPT_THROTTLE:
+			v = opt_count("--throttle", optarg);
+			if (v < 1 || v > UINT32_MAX)
+				usage_error("invalid value for --throttle: '%s' (KiB per second)",
+					    optarg);
+			a->throttle_kib = (uint32_t)v;
+			break;
 		case OPT_BREAK:
 			v = opt_count("--break-rule", optarg);
 			if (v < 1 || v > 4)
@@ -311,6 +386,10 @@ static void parse_args(int argc, char **argv, struct args *a)
 			    "crash point (--json prints its summary)");
 	if (quiet && !a->crash_check)
 		usage_error("--quiet goes with --crash-check");
+	if (a->throttle_kib && !a->bgfsck)
+		usage_error("--throttle goes with --bgfsck");
+	if (a->bgfsck && (a->crash_kind || a->print_script))
+		usage_error("--bgfsck goes with a workload run whole, or with --crash-check");
 	if (optind >= argc)
 		usage_error("no image given");
 	a->image = argv[optind++];
@@ -333,6 +412,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 	k->time_sec = a->time_sec;
 	k->json = a->json;
 	k->quiet = quiet;
+	k->bgfsck = a->bgfsck;
 }
 
 /* ---- the report ------------------------------------------------------------------ */
@@ -387,6 +467,13 @@ static void print_report(const struct report *r, int json)
 		ratio(stdout, "dep_per_cache", r->lib.peak_dep_bytes, r->peak_cache_bytes, 1);
 		ratio(stdout, "undo_per_dirty", r->lib.peak_undo_bytes, r->peak_dirty_bytes, 1);
 		printf("  \"seconds\": %.6f,\n", r->seconds);
+		if (r->bg.fs)
+			printf("  \"bgfsck\": {\"status\": %d, \"problems\": %u, \"leaks\": %u, "
+			       "\"fixed\": %u, \"seconds\": %.6f},\n", r->bg.result.status,
+			       r->bg.result.problems, r->bg.result.leaks, r->bg.result.fixed,
+			       r->bg.seconds);
+		else
+			printf("  \"bgfsck\": null,\n");
 		printf("  \"crashed\": %s,\n", r->crashed ? "true" : "false");
 		if (r->crashed)
 			printf("  \"crash_phase\": \"%s\",\n", phase_key[r->crash_phase]);
@@ -404,6 +491,10 @@ static void print_report(const struct report *r, int json)
 	ratio(stdout, "Dependency bytes / cache:", r->lib.peak_dep_bytes, r->peak_cache_bytes, 0);
 	ratio(stdout, "Undo bytes / dirty bytes:", r->lib.peak_undo_bytes, r->peak_dirty_bytes, 0);
 	printf("%-28s%.3f s\n", "Wall time:", r->seconds);
+	if (r->bg.fs)
+		printf("%-28sexit %d, %u problems (%u leaks), %u fixed, %.3f s\n",
+		       "Background check:", r->bg.result.status, r->bg.result.problems,
+		       r->bg.result.leaks, r->bg.result.fixed, r->bg.seconds);
 	if (r->crashed && r->crash_phase == PHASE_LINES)
 		printf("%-28s%s %llu\n", "Crashed:", phase_text[r->crash_phase],
 		       (unsigned long long)r->crash_line);
@@ -550,31 +641,45 @@ static int run_lines(struct sufs_fs *fs, struct iodev *io, struct source *src,
 	char err[1024];
 	const char *line;
 	uint64_t lineno = 0;
-	int st, rc;
+	int st = SCRIPT_OK, rc, logerr = 0;
 
 	script_ctx_init(&ctx, fs, (uint32_t)getuid(), (uint32_t)getgid());
+	if (a->bgfsck && bg_start(&r->bg, fs, a->throttle_kib)) {
+		sufs_close(fs);
+		return EXIT_IO;
+	}
 	while ((line = next_line(src)) != NULL) {
 		lineno++;
+		sufs_lock(fs);
 		st = script_exec_line(fs, line, &ctx, err, sizeof(err));
+		sufs_unlock(fs);
 		r->operations = ctx.operations;
-		if (has_crashed(io))
-			return crashed(fs, io, r, PHASE_LINES, lineno);
-		if (log_failed(io, a)) {
-			sufs_abandon(fs);
-			return EXIT_IO;
-		}
+		if (has_crashed(io) || (logerr = log_failed(io, a)) != 0)
+			break;
 		if (st != SCRIPT_OK) {
 			errmsg("%s:%llu: %s", src->name, (unsigned long long)lineno, err);
-			if (st == SCRIPT_FAILED && ctx.rc == -EIO) {
-				sufs_abandon(fs);
-				return EXIT_IO;
-			}
-			rc = sufs_close(fs);
-			if (rc && !has_crashed(io))
-				errmsg("closing %s: %s", a->image, sufs_strerror(rc));
-			return EXIT_SCRIPT;
+			break;
 		}
+		sufs_lock(fs);
 		sample(fs, r);
+		sufs_unlock(fs);
+	}
+	/* the background check ends before anything closes the file system */
+	if (bg_finish(&r->bg, a->image) && line == NULL && !src->error) {
+		sufs_close(fs);
+		return EXIT_IO;
+	}
+	if (has_crashed(io))
+		return crashed(fs, io, r, PHASE_LINES, lineno);
+	if (line && (logerr || (st == SCRIPT_FAILED && ctx.rc == -EIO))) {
+		sufs_abandon(fs);
+		return EXIT_IO;
+	}
+	if (line) {
+		rc = sufs_close(fs);
+		if (rc && !has_crashed(io))
+			errmsg("closing %s: %s", a->image, sufs_strerror(rc));
+		return EXIT_SCRIPT;
 	}
 	if (src->error) {
 		errmsg("reading %s: %s", src->name, strerror(src->error));

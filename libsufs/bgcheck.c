@@ -1,0 +1,503 @@
+/*
+ * bgcheck.c - the background check (fsck.sufs -b): find the leaks of a
+ * file system on a snapshot of it, and free them on the live one while it
+ * goes on being used.
+ *
+ * Under soft updates a crash leaves only leaks: blocks and inodes marked in
+ * use that nothing uses, link counts too high, summaries off.  None of
+ * them is in anybody's way, and what nothing uses nobody will start using:
+ * so they can be found at leisure on a frozen view (a snapshot) and then
+ * given back on the live file system, each only if it is still as the
+ * view found it:
+ *
+ *   a leaked block or inode      freed if still marked in use (a freed
+ *                                block goes through free_block(), so a
+ *                                snapshot that needs it takes it);
+ *   an inode no name reaches     released, with what it holds;
+ *   a link count too high        lowered by the excess found (the live
+ *                                count has moved with the operations since);
+ *   a wrong block count          counted again;
+ *   blocks past the end          freed (past the size the file has now);
+ *   a stale name of a directory  removed if it still names that directory;
+ *   a directory nothing names    released, with what is in it (no path
+ *                                to any of it ever reached the disk);
+ *   summaries                    recounted from the live bitmaps;
+ *   snapshot files               (empty in the view) their block counts
+ *                                recounted.
+ *
+ * Anything worse than a leak is not the background's business: it is
+ * reported, the superblock flags the file system as needing a full check,
+ * and nothing else changes.
+ */
+#include "config.h"
+#include "sufs_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+static const char bg_name[] = "fsck-background";
+
+struct finding {
+	unsigned code;
+	uint32_t ino, ino2, dir;
+	uint64_t blk, blk2, num, num2;
+	char *name;
+};
+
+struct bg {
+	const struct sufs_check_opts *o;
+	struct finding *f;
+	size_t n, cap;
+	int nomem;
+};
+
+/* Each problem the check of the view reports: kept, then passed on. */
+static void collect(void *arg, const struct sufs_problem *p, int fixed)
+{
+	struct bg *bg = arg;
+	struct finding *f;
+
+	if (bg->o->report)
+		bg->o->report(bg->o->arg, p, 0);
+	(void)fixed;
+	if (bg->n == bg->cap) {
+		size_t cap = bg->cap ? 2 * bg->cap : 64;
+		struct finding *q = realloc(bg->f, cap * sizeof(*q));
+		if (!q) {
+			bg->nomem = 1;
+			return;
+		}
+		bg->f = q;
+		bg->cap = cap;
+	}
+	f = &bg->f[bg->n];
+	f->code = p->def->code;
+	f->ino = p->ino;
+	f->ino2 = p->ino2;
+	f->dir = p->dir;
+	f->blk = p->blk;
+	f->blk2 = p->blk2;
+	f->num = p->num;
+	f->num2 = p->num2;
+	f->name = strdup(p->name);
+	if (!f->name)
+		bg->nomem = 1;
+	else
+		bg->n++;
+}
+
+static void pass_cb(void *arg, unsigned pass, const char *name)
+{
+	struct bg *bg = arg;
+	if (bg->o->pass)
+		bg->o->pass(bg->o->arg, pass, name);
+}
+
+static void progress_cb(void *arg, unsigned pass, uint64_t done, uint64_t total)
+{
+	struct bg *bg = arg;
+	if (bg->o->progress)
+		bg->o->progress(bg->o->arg, pass, done, total);
+}
+
+static int cancelled_cb(void *arg)
+{
+	struct bg *bg = arg;
+	return bg->o->cancelled ? bg->o->cancelled(bg->o->arg) : 0;
+}
+
+/* ---- the fixes, on the live file system (under the lock) ---------------------- */
+
+static int load_in_use(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in)
+{
+	int err;
+
+	if (!inode_valid_ino(fs, ino))
+		return -ENOENT;
+	err = inode_load(fs, ino, in);
+	if (err)
+		return err;
+	return in->mode ? 0 : -ENOENT;
+}
+
+/* Lower a link count by the excess the view found. */
+static int lower(struct sufs_fs *fs, uint32_t ino, uint64_t had, uint64_t should)
+{
+	struct sufs_inode in;
+	uint64_t excess = had > should ? had - should : 0;
+	int err = load_in_use(fs, ino, &in);
+
+	if (err)
+		return err == -ENOENT ? 0 : err; /* gone since: nothing to lower */
+	/* the excess stays as names come and go: at the excess, no name is
+	 * left (the last went since the snapshot), and the inode goes (its
+	 * zeroing waits for that removal, which overlaps it) */
+	if (in.links <= excess)
+		return S_ISDIR(in.mode) || snap_is_file(fs, ino) ? 0 : ops_release_inode(fs, ino);
+	in.links -= (uint32_t)excess;
+	return inode_store(fs, ino, &in, UPD_INODEDEP, NULL, NULL);
+}
+
+/* An inode nothing names: released if it is still in use and unnamed (a
+ * leak has no name to be given a second one through). */
+static int release(struct sufs_fs *fs, uint32_t ino)
+{
+	struct sufs_inode in;
+	int err = load_in_use(fs, ino, &in);
+
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	if (snap_is_file(fs, ino))
+		return 0;
+	return ops_release_inode(fs, ino);
+}
+
+struct names {
+	char **name;
+	uint8_t *dir;
+	size_t n, cap;
+	int nomem;
+};
+
+static int names_fn(void *arg, const char *name, size_t len, uint32_t ino, unsigned ftype)
+{
+	struct names *l = arg;
+
+	(void)ino;
+	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
+		return 0;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		char **p = realloc(l->name, cap * sizeof(*p));
+		uint8_t *d = p ? realloc(l->dir, cap) : NULL;
+		if (p)
+			l->name = p;
+		if (!p || !d)
+			return l->nomem = 1;
+		l->dir = d;
+		l->cap = cap;
+	}
+	l->dir[l->n] = ftype == SUFS_FT_DIR;
+	if (!(l->name[l->n] = strndup(name, len)))
+		return l->nomem = 1;
+	l->n++;
+	return 0;
+}
+
+/*
+ * A directory nothing names, and what is in it: its name never reached
+ * the disk, so neither did any path to what it holds.  Everything in it
+ * goes through the operations (unlink, rmdir: the link counts and the
+ * ordering are theirs), then the directory itself.
+ */
+static int release_tree(struct sufs_fs *fs, uint32_t dir, unsigned depth)
+{
+	struct names l = { 0 };
+	uint32_t child;
+	size_t i;
+	int err;
+
+	if (depth > 64)
+		return -ELOOP;
+	err = sufs_readdir(fs, dir, names_fn, &l);
+	if (!err && l.nomem)
+		err = -ENOMEM;
+	for (i = 0; i < l.n && !err; i++) {
+		if (l.dir[i]) {
+			err = sufs_lookup(fs, dir, l.name[i], strlen(l.name[i]), &child);
+			if (!err)
+				err = release_tree(fs, child, depth + 1);
+			if (!err)
+				err = sufs_rmdir(fs, dir, l.name[i], strlen(l.name[i]));
+		} else {
+			err = sufs_unlink(fs, dir, l.name[i], strlen(l.name[i]));
+		}
+	}
+	for (i = 0; i < l.n; i++)
+		free(l.name[i]);
+	free(l.name);
+	free(l.dir);
+	return err;
+}
+
+/* A directory's name left by a rename: removed if it still names it. */
+static int stale_name(struct sufs_fs *fs, const struct finding *f)
+{
+	struct sufs_inode din;
+	uint32_t ino, old;
+	upd_id id;
+	size_t len = strlen(f->name);
+	int err = load_in_use(fs, f->dir, &din);
+
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	if (!S_ISDIR(din.mode) || dir_lookup(fs, f->dir, &din, f->name, len, &ino) || ino != f->ino)
+		return 0;
+	return dir_set(fs, f->dir, &din, f->name, len, 0, 0, UPD_DIRREM, NULL, &old, &id);
+}
+
+/* Summaries from the live bitmaps (and inodes, for the directories). */
+static int recount(struct sufs_fs *fs)
+{
+	struct sufs_group_layout l;
+	uint64_t blk, total_b = 0, total_i = 0;
+	struct sufs_inode in;
+	uint32_t g, ino, fb, fi, dirs;
+	int set, err;
+
+	for (g = 0; g < fs->sb.groups_count; g++) {
+		sufs_group_layout(&fs->sb, g, &l);
+		fb = fi = dirs = 0;
+		for (blk = l.first_data; blk < l.end; blk++) {
+			if ((err = bitmap_test(fs, SUFS_BITMAP_BLOCK, blk, &set)) != 0)
+				return err;
+			fb += !set;
+		}
+		for (ino = g * fs->sb.inodes_per_group + 1;
+		     ino <= (g + 1) * fs->sb.inodes_per_group; ino++) {
+			if ((err = bitmap_test(fs, SUFS_BITMAP_INODE, ino, &set)) != 0)
+				return err;
+			fi += !set && ino >= SUFS_ROOT_INO;
+			if (set && ino >= SUFS_ROOT_INO && inode_load(fs, ino, &in) == 0 &&
+			    S_ISDIR(in.mode))
+				dirs++;
+		}
+		if (fs->groups[g].free_blocks != fb || fs->groups[g].free_inodes != fi ||
+		    fs->groups[g].used_dirs != dirs) {
+			fs->groups[g].free_blocks = fb;
+			fs->groups[g].free_inodes = fi;
+			fs->groups[g].used_dirs = dirs;
+			fs->gdt_dirty[(uint64_t)g * SUFS_GROUP_DESC_SIZE / fs->bsize] = 1;
+		}
+		total_b += fb;
+		total_i += fi;
+	}
+	fs->sb.free_blocks = total_b;
+	fs->sb.free_inodes = (uint32_t)total_i;
+	fs->sb_dirty = 1;
+	return 0;
+}
+
+static int count_fn(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t pblk,
+		    int level, int bad, void *arg)
+{
+	(void)fs; (void)ino; (void)lblk; (void)pblk; (void)level;
+	*(uint64_t *)arg += !bad;
+	return 0;
+}
+
+/* An inode's block count (a summary) from the blocks it maps now. */
+static int recount_blocks(struct sufs_fs *fs, uint32_t ino)
+{
+	struct sufs_inode in;
+	uint64_t n = 0;
+	int err = load_in_use(fs, ino, &in);
+
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	err = inode_walk(fs, ino, &in, count_fn, &n);
+	if (err || n == in.blocks)
+		return err;
+	in.blocks = n;
+	return inode_store(fs, ino, &in, UPD_INODEDEP, NULL, NULL);
+}
+
+/* Snapshot files read as empty in the view: their block counts (the one
+ * thing a crash can leave wrong in them) are counted here. */
+static int recount_snapshots(struct sufs_fs *fs)
+{
+	unsigned k;
+	int err = 0;
+
+	for (k = 0; k < SUFS_SNAP_SLOTS && !err; k++)
+		if (fs->sb.snap[k].ino)
+			err = recount_blocks(fs, fs->sb.snap[k].ino);
+	return err;
+}
+
+static int apply(struct sufs_fs *fs, const struct finding *f, int *summaries)
+{
+	struct sufs_inode in;
+	uint64_t n;
+	uint32_t i;
+	int set, err = 0;
+
+	switch (f->code) {
+	case SUFS_PR_BLOCKS_LEAKED:
+		for (n = f->blk; n <= f->blk2 && !err; n++)
+			if (!(err = bitmap_test(fs, SUFS_BITMAP_BLOCK, n, &set)) && set)
+				err = free_block(fs, n);
+		*summaries = 1;
+		return err;
+	case SUFS_PR_INODES_LEAKED:
+		for (i = f->ino; i <= f->ino2 && !err; i++) {
+			if ((err = bitmap_test(fs, SUFS_BITMAP_INODE, i, &set)) != 0 || !set)
+				continue;
+			if (inode_load(fs, i, &in) == 0 && in.mode)
+				continue; /* in use again */
+			err = free_inode(fs, i, 0);
+		}
+		*summaries = 1;
+		return err;
+	case SUFS_PR_UNATTACHED_EMPTY:
+	case SUFS_PR_UNATTACHED_CLEAR:
+		return release(fs, f->ino);
+	case SUFS_PR_DIR_UNREF_EMPTY:
+	case SUFS_PR_DIR_UNREF:
+		/* (its '..' is not counted in its parent's links: the parent's
+		 * count is a finding of its own) */
+		err = load_in_use(fs, f->ino, &in);
+		if (err)
+			return err == -ENOENT ? 0 : err;
+		if (!S_ISDIR(in.mode))
+			return 0;
+		err = release_tree(fs, f->ino, 0);
+		return err ? err : release(fs, f->ino);
+	case SUFS_PR_LINKS_HIGH:
+		return lower(fs, f->ino, f->num, f->num2);
+	case SUFS_PR_BLOCKS_COUNT:
+		return recount_blocks(fs, f->ino);
+	case SUFS_PR_BLOCK_PAST_SIZE:
+		err = load_in_use(fs, f->ino, &in);
+		if (err)
+			return err == -ENOENT ? 0 : err;
+		if (snap_is_file(fs, f->ino))
+			return 0;
+		err = ops_trim_inode(fs, f->ino);
+		return err ? err : recount_blocks(fs, f->ino);
+	case SUFS_PR_DIR_STALE_NAME:
+		return stale_name(fs, f);
+	case SUFS_PR_GROUP_COUNTS:
+	case SUFS_PR_SB_COUNTS:
+		*summaries = 1;
+		return 0;
+	default:
+		return -EAGAIN; /* a leak the background does not mend: a full check will */
+	}
+}
+
+static int is_bitmap_leak(unsigned code)
+{
+	return code == SUFS_PR_BLOCKS_LEAKED || code == SUFS_PR_INODES_LEAKED;
+}
+
+/* ---- the whole of it ----------------------------------------------------------- */
+
+static void record(struct sufs_fs *fs, int status)
+{
+	fs_now(fs, &fs->sb.check_time, &(uint32_t){ 0 });
+	fs->sb.check_result = (uint32_t)status;
+	if (status & SUFS_EXIT_UNCORRECTED)
+		fs->sb.flags |= SUFS_FLAG_NEEDS_FSCK;
+	if (fs_write_super(fs, 0) == 0)
+		sufs_dev_barrier(fs->dev);
+}
+
+int sufs_check_background(struct sufs_fs *fs, const struct sufs_check_opts *o,
+			  struct sufs_check_result *r)
+{
+	static const struct sufs_check_opts none;
+	struct sufs_check_opts vo = { 0 };
+	struct bg bg = { 0 };
+	struct sufs_dev *view = NULL;
+	struct sufs_snap_info info;
+	size_t i;
+	int err, summaries = 0, rest, phase;
+
+	if (!o)
+		o = &none;
+	bg.o = o;
+	memset(r, 0, sizeof(*r));
+	if (!(fs->flags & SUFS_OPEN_RDWR))
+		return -EROFS;
+	sufs_lock(fs);
+	if (fs->sb.write_mode != SUFS_MODE_SOFTDEP || fs->mode != SUFS_MODE_SOFTDEP ||
+	    (fs->sb.flags & SUFS_FLAG_NEEDS_FSCK)) {
+		sufs_unlock(fs);
+		return -SUFS_EBGREFUSED;
+	}
+	/* one left by an interrupted run goes first */
+	err = sufs_snap_delete(fs, bg_name);
+	if (err == -SUFS_ENOTSNAP)
+		err = 0;
+	if (!err)
+		err = sufs_snap_create(fs, bg_name, &info);
+	if (!err)
+		err = sufs_snap_open_dev(fs, bg_name, &view);
+	sufs_unlock(fs);
+	if (err)
+		goto out;
+	if (o->throttle_kib)
+		snap_view_throttle(view, o->throttle_kib);
+
+	/* the check of the frozen view: reads only, the lock taken per read */
+	/* leak-only answers (an unnamed inode is cleared, not reconnected),
+	 * without writing */
+	vo.flags = SUFS_CHECK_NO | SUFS_CHECK_LEAKS_ONLY | SUFS_CHECK_FORCE;
+	vo.report = collect;
+	vo.pass = pass_cb;
+	vo.progress = progress_cb;
+	vo.cancelled = cancelled_cb;
+	vo.arg = &bg;
+	err = sufs_check_dev(view, &vo, r);
+	sufs_dev_close(view);
+	if (!err && bg.nomem)
+		err = -ENOMEM;
+
+	sufs_lock(fs);
+	if (!err && !(r->status & SUFS_EXIT_CANCELLED)) {
+		r->status = 0;
+		r->fixed = 0;
+		if (r->nonleaks) {
+			r->status = SUFS_EXIT_UNCORRECTED;
+		} else if (!(o->flags & SUFS_CHECK_NO)) {
+			/* the leaked blocks and inodes last, after what the other
+			 * fixes free has gone back (deferred): a block past the
+			 * end of a file is a leaked block in the view too */
+			for (phase = 0; phase < 2 && !err; phase++) {
+				for (i = 0; i < bg.n && !err; i++) {
+					if (is_bitmap_leak(bg.f[i].code) != phase)
+						continue;
+					rest = apply(fs, &bg.f[i], &summaries);
+					if (rest == -EAGAIN)
+						r->status |= SUFS_EXIT_UNCORRECTED;
+					else if (rest)
+						err = rest;
+					else
+						r->fixed++;
+				}
+				/* and a directory removed but not yet freed would
+				 * count twice in the summaries */
+				if (!err)
+					err = sufs_sync(fs);
+			}
+			if (!err && summaries)
+				err = recount(fs);
+			if (!err)
+				err = recount_snapshots(fs);
+			if (!err && r->fixed)
+				r->status |= SUFS_EXIT_CORRECTED;
+			r->modified = r->fixed != 0;
+		} else if (r->problems) {
+			r->status = SUFS_EXIT_UNCORRECTED;
+		}
+		if (!err)
+			err = fs_op_end(fs, 0);
+	}
+	rest = sufs_snap_delete(fs, bg_name);
+	if (!err && rest)
+		err = rest;
+	if (!err && !(o->flags & SUFS_CHECK_NO))
+		record(fs, r->status);
+	sufs_unlock(fs);
+out:
+	for (i = 0; i < bg.n; i++)
+		free(bg.f[i].name);
+	free(bg.f);
+	if (err) {
+		r->error = err;
+		r->status |= err == -ENOMEM ? SUFS_EXIT_LIBERROR : SUFS_EXIT_OPERROR;
+	}
+	return err;
+}
