@@ -624,18 +624,25 @@ static uint64_t span_of(struct chk *c, int level)
 }
 
 /*
- * Check the tree under *ptr (level 0: a data block) mapping logical
+ * Check the tree under pointer p (level 0: a data block) mapping logical
  * blocks from lblk on.  Returns 1 when the pointer is to be cleared, 0 to
  * keep it, or an error.
+ *
+ * in_shared: p lives in an indirect block that an inode earlier in the
+ * walk claimed first.  Pass 1b keeps that block for the first claimant
+ * and gives this inode a copy; a pointer of it that is bad for this inode
+ * is cleared then, in the copy (dup_walk), never here in the block the
+ * other inode keeps.  Until then it is not claimed, nor counted.
  */
-static int walk_ptr(struct chk *c, struct walkst *w, uint64_t p, int level, uint64_t lblk)
+static int walk_ptr(struct chk *c, struct walkst *w, uint64_t p, int level, uint64_t lblk,
+		    int in_shared)
 {
 	struct sufs_fs *fs = c->fs;
 	struct pctx x = { .ino = w->ino, .blk = p, .num = lblk, .num2 = w->size };
 	uint64_t span, child;
 	struct buf *b;
 	uint32_t i;
-	int rc;
+	int rc, shared;
 
 	if (w->too_many || c->stop != GOING)
 		return 0;
@@ -644,9 +651,10 @@ static int walk_ptr(struct chk *c, struct walkst *w, uint64_t p, int level, uint
 		return 0;
 	}
 	if (!block_in_range(fs, p))
-		return fix_problem(c, SUFS_PR_BAD_BLOCK, &x);
+		return in_shared ? 0 : fix_problem(c, SUFS_PR_BAD_BLOCK, &x);
 	if (lblk >= w->limit)
-		return fix_problem(c, SUFS_PR_BLOCK_PAST_SIZE, &x);
+		return in_shared ? 0 : fix_problem(c, SUFS_PR_BLOCK_PAST_SIZE, &x);
+	shared = bit_test(c->found, p);
 	rc = claim(c, p);
 	if (rc)
 		return rc;
@@ -664,7 +672,7 @@ static int walk_ptr(struct chk *c, struct walkst *w, uint64_t p, int level, uint
 		child = get64(b->data + 8 * i);
 		if (!child)
 			continue;
-		rc = walk_ptr(c, w, child, level - 1, lblk + i * span);
+		rc = walk_ptr(c, w, child, level - 1, lblk + i * span, shared);
 		if (rc == 1) {
 			buf_update(fs, b, 8 * i, 8, UPD_ALLOCINDIR, NULL);
 			put64(b->data + 8 * i, 0);
@@ -685,9 +693,10 @@ static int walk_inode(struct chk *c, struct walkst *w, struct sufs_inode *in)
 		if (!in->block[i])
 			continue;
 		if (i < SUFS_NDIR)
-			rc = walk_ptr(c, w, in->block[i], 0, i);
+			rc = walk_ptr(c, w, in->block[i], 0, i, 0);
 		else
-			rc = walk_ptr(c, w, in->block[i], (int)(i - SUFS_IND + 1), first[i - SUFS_IND]);
+			rc = walk_ptr(c, w, in->block[i], (int)(i - SUFS_IND + 1),
+				      first[i - SUFS_IND], 0);
 		if (rc == 1) {
 			in->block[i] = 0;
 			w->changed = 1;
@@ -933,16 +942,19 @@ static int note_first(struct chk *c, uint64_t b)
  * for one, the inode keeps sharing (c->ino_shares) and is not offered
  * more copies: pass1b offers to clear it instead, as e2fsck offers to
  * delete a file it may not clone.  Returns the pointer to keep in *p.
+ * In a copy of an indirect block, the pointers that are bad for this
+ * inode, which pass 1 left alone in the shared block (walk_ptr), are
+ * cleared.
  */
-static int dup_walk(struct chk *c, uint32_t ino, int is_dir, uint64_t *p, int level,
-		    uint64_t lblk, int *changed)
+static int dup_walk(struct chk *c, uint32_t ino, const struct sufs_inode *in, uint64_t *p,
+		    int level, uint64_t lblk, int *changed)
 {
 	struct sufs_fs *fs = c->fs;
-	struct pctx x = { .ino = ino, .blk = *p, .num = lblk };
-	uint64_t span, child, nb;
+	struct pctx x = { .ino = ino, .blk = *p, .num = lblk, .num2 = in->size };
+	uint64_t span, child, nb, limit = in->size / fs->bsize + (in->size % fs->bsize != 0);
 	struct buf *b;
 	uint32_t i;
-	int st;
+	int st, copy = 0;
 	int rc, ch;
 
 	if (!block_in_range(fs, *p) || c->stop != GOING)
@@ -956,7 +968,7 @@ static int dup_walk(struct chk *c, uint32_t ino, int is_dir, uint64_t *p, int le
 		} else if (c->ino_shares) {
 			return 0; /* a copy was refused already: not asked again */
 		} else if ((st = c->r->status, fix_problem(c, SUFS_PR_DUP_BLOCK, &x))) {
-			rc = clone_block(c, *p, level, is_dir, &nb);
+			rc = clone_block(c, *p, level, S_ISDIR(in->mode), &nb);
 			if (rc == -ENOSPC) {
 				/* not made: dup_clear asks what to do instead */
 				if (c->r->fixed)
@@ -968,6 +980,7 @@ static int dup_walk(struct chk *c, uint32_t ino, int is_dir, uint64_t *p, int le
 				return rc;
 			*p = nb;
 			*changed = 1;
+			copy = 1;
 		} else {
 			/* no copy is no error yet: dup_clear asks next, and its
 			 * answer decides (e2fsck's clone question is PR_NO_OK) */
@@ -988,7 +1001,17 @@ static int dup_walk(struct chk *c, uint32_t ino, int is_dir, uint64_t *p, int le
 		if (!child)
 			continue;
 		ch = 0;
-		rc = dup_walk(c, ino, is_dir, &child, level - 1, lblk + i * span, &ch);
+		x.blk = child;
+		x.num = lblk + i * span;
+		if (copy && (!block_in_range(fs, child) || x.num >= limit)) {
+			if (fix_problem(c, block_in_range(fs, child) ? SUFS_PR_BLOCK_PAST_SIZE
+								     : SUFS_PR_BAD_BLOCK, &x)) {
+				child = 0;
+				ch = 1;
+			}
+		} else {
+			rc = dup_walk(c, ino, in, &child, level - 1, x.num, &ch);
+		}
 		if (ch) {
 			buf_update(fs, b, 8 * i, 8, UPD_ALLOCINDIR, NULL);
 			put64(b->data + 8 * i, child);
@@ -1048,7 +1071,7 @@ static int pass1b(struct chk *c)
 		for (i = 0; i < SUFS_NBLOCKS && !rc; i++) {
 			if (!in.block[i])
 				continue;
-			rc = dup_walk(c, ino, S_ISDIR(in.mode), &in.block[i],
+			rc = dup_walk(c, ino, &in, &in.block[i],
 				      i < SUFS_NDIR ? 0 : (int)(i - SUFS_IND + 1),
 				      i < SUFS_NDIR ? i : first[i - SUFS_IND], &changed);
 		}

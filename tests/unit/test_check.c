@@ -138,6 +138,48 @@ static void a_directory_size_past_its_last_block_is_cut_back(void **state)
 	assert_int_equal(d.blocks, 1);
 }
 
+/*
+ * Found by e2fuzz (-i -k 64, seed 31076): a later file's indirect pointer
+ * names an earlier file's indirect block, and the later file's size ends
+ * inside it.  Pass 1 cleared the pointers past that size in the shared
+ * block itself, before pass 1b had made the later file its copy, so the
+ * earlier file lost blocks and a second run found them leaked.  Those
+ * pointers are cleared in the later file's copy only.
+ */
+static void pointers_past_the_size_in_a_shared_indirect_block_are_cleared_in_the_copy(void **state)
+{
+	struct tfs *t = tfs_of(state);
+	uint8_t data[20 * BS], back[20 * BS];
+	struct sufs_inode a, b;
+	uint32_t ia, ib;
+	size_t done;
+
+	assert_int_equal(sufs_create(t->fs, SUFS_ROOT_INO, "a", 1, 0644, NULL, &ia), 0);
+	assert_int_equal(sufs_create(t->fs, SUFS_ROOT_INO, "b", 1, 0644, NULL, &ib), 0);
+	assert_true(ib > ia);
+	tu_pattern_fill(data, sizeof(data), 1, 0);
+	assert_int_equal(sufs_write(t->fs, ia, 0, data, 20 * BS), 0);   /* #12-#19 indirect */
+	tu_pattern_fill(data, sizeof(data), 2, 0);
+	assert_int_equal(sufs_write(t->fs, ib, 0, data, 14 * BS), 0);   /* #12-#13 indirect */
+	tu_reopen(t, SUFS_OPEN_RDWR);
+	assert_int_equal(sufs_inode_get(t->fs, ia, &a), 0);
+	assert_int_equal(sufs_inode_get(t->fs, ib, &b), 0);
+	assert_true(a.block[SUFS_IND] != 0 && b.block[SUFS_IND] != 0);
+	b.block[SUFS_IND] = a.block[SUFS_IND]; /* b's own tree: leaked */
+	assert_int_equal(sufs_inode_put(t->fs, ib, &b), 0);
+	repair_then_clean(t);
+
+	tu_reopen(t, 0);
+	assert_int_equal(sufs_inode_get(t->fs, ia, &a), 0);
+	assert_int_equal(sufs_inode_get(t->fs, ib, &b), 0);
+	assert_int_equal(a.blocks, 21);
+	assert_int_equal(b.blocks, 15);
+	assert_true(b.block[SUFS_IND] != a.block[SUFS_IND]);
+	assert_int_equal(sufs_read(t->fs, ia, 0, back, 20 * BS, &done), 0);
+	assert_int_equal(done, 20 * BS);
+	assert_int_equal(tu_pattern_check(back, 20 * BS, 1, 0), -1);
+}
+
 #define T1(f) cmocka_unit_test_setup_teardown(f, tu_setup_1k, tu_teardown)
 
 int main(void)
@@ -146,6 +188,7 @@ int main(void)
 		T1(a_block_cloned_for_its_second_claimant_is_freed_with_the_first),
 		T1(a_directory_cleared_after_its_holes_were_filled_leaves_no_block),
 		T1(a_directory_size_past_its_last_block_is_cut_back),
+		T1(pointers_past_the_size_in_a_shared_indirect_block_are_cleared_in_the_copy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
