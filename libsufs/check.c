@@ -1745,7 +1745,7 @@ static int pass3(struct chk *c)
 	root->parent = SUFS_ROOT_INO;
 	root->mark = 1;
 	for (i = 0; i < c->ndirs && !rc && !poll_stop(c); i++) {
-		uint32_t start = c->dirs[i].ino;
+		uint32_t start = c->dirs[i].ino, rest;
 		if (c->dirs[i].mark || c->dirs[i].cleared)
 			continue;
 		/* climb until the root, the top, or a directory seen on this climb */
@@ -1765,10 +1765,17 @@ static int pass3(struct chk *c)
 			}
 			cur = up;
 		}
+		/* in a loop, the directories climbed after the top lead back to
+		 * it by parents: where the loop went on from the top */
+		rest = loop ? cur->parent : 0;
 		if (cur->mark != 1 && !cur->cleared)
 			rc = detached(c, cur, loop); /* may move c->dirs */
-		/* everything climbed is dealt with now */
+		/* everything climbed is dealt with now: the path to the top, and
+		 * the rest of a loop (the top's parent is no longer in it) */
 		for (cur = dir_find_info(c, start); cur && cur->mark == stamp;
+		     cur = cur->parent ? dir_find_info(c, cur->parent) : NULL)
+			cur->mark = 1;
+		for (cur = rest ? dir_find_info(c, rest) : NULL; cur && cur->mark == stamp;
 		     cur = cur->parent ? dir_find_info(c, cur->parent) : NULL)
 			cur->mark = 1;
 		progress(c, 3, i + 1, c->ndirs);
