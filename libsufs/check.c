@@ -1533,6 +1533,38 @@ static int add_links(struct chk *c, uint32_t ino, int delta)
 	return inode_store(c->fs, ino, &in, UPD_INODEDEP, NULL, NULL);
 }
 
+/*
+ * The library's mkdir in the root.  It refuses a parent whose link count
+ * is at the limit; but the root's count is judged only in pass 4, against
+ * the names counted, and a damaged one must not stop /lost+found being
+ * made before then.  Such a count is lowered for the mkdir, then put back
+ * (with the new '..') for pass 4 to report and fix.
+ */
+static int mkdir_in_root(struct chk *c, const char *name, uint32_t *ino)
+{
+	struct sufs_fs *fs = c->fs;
+	struct sufs_inode root;
+	uint32_t links;
+	int rc = inode_load(fs, SUFS_ROOT_INO, &root), mkrc;
+
+	if (rc && rc != -SUFS_ECHECKSUM)
+		return rc;
+	links = root.links;
+	if (links < SUFS_LINK_MAX)
+		return sufs_mkdir(fs, SUFS_ROOT_INO, name, strlen(name), 0700, NULL, ino);
+	root.links = SUFS_LINK_MAX - 1;
+	rc = inode_store(fs, SUFS_ROOT_INO, &root, UPD_INODEDEP, NULL, NULL);
+	if (rc)
+		return rc;
+	mkrc = sufs_mkdir(fs, SUFS_ROOT_INO, name, strlen(name), 0700, NULL, ino);
+	rc = inode_load(fs, SUFS_ROOT_INO, &root);
+	if (rc && rc != -SUFS_ECHECKSUM)
+		return rc;
+	root.links = mkrc ? links : links < UINT32_MAX ? links + 1 : links;
+	rc = inode_store(fs, SUFS_ROOT_INO, &root, UPD_INODEDEP, NULL, NULL);
+	return mkrc ? mkrc : rc;
+}
+
 /* /lost+found: found, or made with the library's mkdir. */
 static int lost_found(struct chk *c, uint32_t *out)
 {
@@ -1563,7 +1595,7 @@ static int lost_found(struct chk *c, uint32_t *out)
 	}
 	if (rc != -ENOENT)
 		return rc;
-	rc = sufs_mkdir(fs, SUFS_ROOT_INO, name, sizeof(name) - 1, 0700, NULL, &ino);
+	rc = mkdir_in_root(c, name, &ino);
 	if (rc)
 		return rc;
 	c->ftype[ino] = SUFS_FT_DIR;
