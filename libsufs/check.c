@@ -489,45 +489,68 @@ static int try_backup(struct sufs_dev *dev, uint64_t off, struct sufs_super *sb)
 	       (uint64_t)sb->sb_group * sb->blocks_per_group * sb->block_size == off;
 }
 
-/* Look for the backup in group 1 of a geometry of block size bs: every
- * group size from the default down. */
-static int find_backup(struct sufs_dev *dev, uint32_t bs, uint32_t first_bpg, uint64_t *off,
-		       struct sufs_super *sb)
+/* The groups that hold a backup, in order: 1, 3, 5, 7, 9, 25, 27, ...;
+ * 0 after the last. */
+static uint32_t next_backup_group(uint32_t g)
+{
+	do {
+		if (g == UINT32_MAX)
+			return 0;
+		g++;
+	} while (!sufs_group_has_backup(g));
+	return g;
+}
+
+/* Try the backup of group g in the geometry (bs, bpg); *inside is set
+ * when that place lies within the device. */
+static int try_group(struct sufs_dev *dev, uint32_t bs, uint32_t bpg, uint32_t g, int *inside,
+		     uint64_t *off, struct sufs_super *sb)
+{
+	if (bpg < 64 || bpg > 8 * bs || bpg % 8)
+		return 0;
+	if (dev->size) {
+		if (dev->size < SUFS_SB_SIZE || (uint64_t)bpg * bs > (dev->size - SUFS_SB_SIZE) / g)
+			return 0; /* past the end */
+	} else if (g != 1) {
+		return 0; /* a device of unknown size: group 1 only */
+	}
+	*inside = 1;
+	*off = (uint64_t)g * bpg * bs;
+	return try_backup(dev, *off, sb);
+}
+
+/* Look for the backup of group g in a geometry of block size bs: the group
+ * size first_bpg first, then every group size from the default down. */
+static int find_backup(struct sufs_dev *dev, uint32_t bs, uint32_t first_bpg, uint32_t g,
+		       int *inside, uint64_t *off, struct sufs_super *sb)
 {
 	uint32_t bpg;
-	uint64_t cand;
 
-	if (first_bpg >= 64 && first_bpg <= 8 * bs && first_bpg % 8 == 0) {
-		*off = (uint64_t)first_bpg * bs;
-		if (try_backup(dev, *off, sb))
+	if (try_group(dev, bs, first_bpg, g, inside, off, sb))
+		return 1;
+	for (bpg = 8 * bs; bpg >= 64; bpg -= 8)
+		if (bpg != first_bpg && try_group(dev, bs, bpg, g, inside, off, sb))
 			return 1;
-	}
-	for (bpg = 8 * bs; bpg >= 64; bpg -= 8) {
-		cand = (uint64_t)bpg * bs;
-		if (!dev->is_blockdev && cand + SUFS_SB_SIZE > dev->size)
-			continue;
-		*off = cand;
-		if (try_backup(dev, cand, sb))
-			return 1;
-	}
 	return 0;
 }
 
 /*
  * Choose the superblock: the one asked for, else the primary, else the
  * first good backup: where the primary's geometry puts it, else in group 1
- * of any geometry (the primary's block size first).  Returns 0 for the
- * primary, 1 for another, 2 for a primary whose checksum alone is bad and
- * that has no good backup, or an error.
+ * of any geometry (the primary's block size first), else in group 3 of any
+ * geometry, and so on through the groups that hold backups, as far as the
+ * device reaches.  Returns 0 for the primary, 1 for another, 2 for a
+ * primary whose checksum alone is bad and that has no good backup, or an
+ * error.
  */
 static int choose_super(struct chk *c, struct sufs_dev *dev, uint64_t *off,
 			struct sufs_super *sb, const char **why)
 {
 	struct sufs_super p;
 	uint64_t cand;
-	uint32_t bs, pbs = 0;
+	uint32_t bs, pbs = 0, g;
 	unsigned n;
-	int err;
+	int err, inside;
 
 	if (c->o->sb_offset && c->o->sb_offset != SUFS_SB_OFFSET) {
 		*off = c->o->sb_offset;
@@ -559,12 +582,18 @@ static int choose_super(struct chk *c, struct sufs_dev *dev, uint64_t *off,
 				}
 			}
 		}
-		if (find_backup(dev, pbs, p.blocks_per_group, off, sb))
-			return 1;
 	}
-	for (bs = SUFS_MIN_BLOCK_SIZE; bs <= SUFS_MAX_BLOCK_SIZE; bs *= 2)
-		if (bs != pbs && find_backup(dev, bs, 8 * bs, off, sb))
+	/* group 1 of every geometry, then group 3 of every geometry, ... */
+	for (g = 1; g; g = next_backup_group(g)) {
+		inside = 0;
+		if (pbs && find_backup(dev, pbs, p.blocks_per_group, g, &inside, off, sb))
 			return 1;
+		for (bs = SUFS_MIN_BLOCK_SIZE; bs <= SUFS_MAX_BLOCK_SIZE; bs *= 2)
+			if (bs != pbs && find_backup(dev, bs, 8 * bs, g, &inside, off, sb))
+				return 1;
+		if (!inside)
+			break;
+	}
 	*off = SUFS_SB_OFFSET;
 	/* no backup (a file system of one group has none): a primary whose
 	 * only fault is its checksum is still the best there is */

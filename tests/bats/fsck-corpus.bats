@@ -251,6 +251,10 @@ corpus() {
 	corpus f_sb_primary_and_backup_bad
 }
 
+@test "f_sb_primary_and_group1_bad: the primary superblock and the backup in group 1 are both zeroed, in a geometry where only a search of group 3 finds its backup: that backup is used" {
+	corpus f_sb_primary_and_group1_bad
+}
+
 @test "f_sb_primary_bad: the primary superblock loses its magic number: the backup in group 1 is used" {
 	corpus f_sb_primary_bad
 }
