@@ -478,15 +478,40 @@ static int read_super(struct sufs_dev *dev, uint64_t off, struct sufs_super *sb,
 	return sufs_super_check(sb, dev->is_blockdev && !dev->size ? 0 : dev->size, why);
 }
 
-/* A backup is good if it is where its own geometry says it is. */
-static int try_backup(struct sufs_dev *dev, uint64_t off, struct sufs_super *sb)
+/* The search for a backup superblock. */
+struct sbsearch {
+	struct sufs_dev *dev;
+	int inside;                     /* a place looked at lies within the device */
+	int csum_only;                  /* a backup whose checksum alone is bad was seen */
+	uint64_t csum_only_off;         /* the first such */
+	struct sufs_super csum_only_sb;
+};
+
+/*
+ * A backup is good if it is where its own geometry says it is.  The first
+ * one in its place whose fields hold together but whose checksum does not
+ * match is remembered: the best there is when no copy is good.
+ */
+static int try_backup(struct sbsearch *s, uint64_t off, struct sufs_super *sb)
 {
 	const char *why;
+	int err = read_super(s->dev, off, sb, &why);
 
-	if (read_super(dev, off, sb, &why))
+	if (err && err != -SUFS_ECHECKSUM)
 		return 0;
-	return sb->sb_group && sufs_group_has_backup(sb->sb_group) &&
-	       (uint64_t)sb->sb_group * sb->blocks_per_group * sb->block_size == off;
+	if (!sb->sb_group || !sufs_group_has_backup(sb->sb_group) ||
+	    (uint64_t)sb->sb_group * sb->blocks_per_group * sb->block_size != off)
+		return 0;
+	if (!err)
+		return 1;
+	if (!s->csum_only &&
+	    sufs_super_check(sb, s->dev->is_blockdev && !s->dev->size ? 0 : s->dev->size,
+			     NULL) == 0) {
+		s->csum_only = 1;
+		s->csum_only_off = off;
+		s->csum_only_sb = *sb;
+	}
+	return 0;
 }
 
 /* The groups that hold a backup, in order: 1, 3, 5, 7, 9, 25, 27, ...;
@@ -501,35 +526,36 @@ static uint32_t next_backup_group(uint32_t g)
 	return g;
 }
 
-/* Try the backup of group g in the geometry (bs, bpg); *inside is set
- * when that place lies within the device. */
-static int try_group(struct sufs_dev *dev, uint32_t bs, uint32_t bpg, uint32_t g, int *inside,
-		     uint64_t *off, struct sufs_super *sb)
+/* Try the backup of group g in the geometry (bs, bpg). */
+static int try_group(struct sbsearch *s, uint32_t bs, uint32_t bpg, uint32_t g, uint64_t *off,
+		     struct sufs_super *sb)
 {
+	uint64_t size = s->dev->size;
+
 	if (bpg < 64 || bpg > 8 * bs || bpg % 8)
 		return 0;
-	if (dev->size) {
-		if (dev->size < SUFS_SB_SIZE || (uint64_t)bpg * bs > (dev->size - SUFS_SB_SIZE) / g)
+	if (size) {
+		if (size < SUFS_SB_SIZE || (uint64_t)bpg * bs > (size - SUFS_SB_SIZE) / g)
 			return 0; /* past the end */
 	} else if (g != 1) {
 		return 0; /* a device of unknown size: group 1 only */
 	}
-	*inside = 1;
+	s->inside = 1;
 	*off = (uint64_t)g * bpg * bs;
-	return try_backup(dev, *off, sb);
+	return try_backup(s, *off, sb);
 }
 
 /* Look for the backup of group g in a geometry of block size bs: the group
  * size first_bpg first, then every group size from the default down. */
-static int find_backup(struct sufs_dev *dev, uint32_t bs, uint32_t first_bpg, uint32_t g,
-		       int *inside, uint64_t *off, struct sufs_super *sb)
+static int find_backup(struct sbsearch *s, uint32_t bs, uint32_t first_bpg, uint32_t g,
+		       uint64_t *off, struct sufs_super *sb)
 {
 	uint32_t bpg;
 
-	if (try_group(dev, bs, first_bpg, g, inside, off, sb))
+	if (try_group(s, bs, first_bpg, g, off, sb))
 		return 1;
 	for (bpg = 8 * bs; bpg >= 64; bpg -= 8)
-		if (bpg != first_bpg && try_group(dev, bs, bpg, g, inside, off, sb))
+		if (bpg != first_bpg && try_group(s, bs, bpg, g, off, sb))
 			return 1;
 	return 0;
 }
@@ -539,18 +565,20 @@ static int find_backup(struct sufs_dev *dev, uint32_t bs, uint32_t first_bpg, ui
  * first good backup: where the primary's geometry puts it, else in group 1
  * of any geometry (the primary's block size first), else in group 3 of any
  * geometry, and so on through the groups that hold backups, as far as the
- * device reaches.  Returns 0 for the primary, 1 for another, 2 for a
- * primary whose checksum alone is bad and that has no good backup, or an
- * error.
+ * device reaches.  When no copy is good, one whose checksum alone is bad:
+ * the primary, else the first such backup.  Returns 0 for the primary, 1
+ * for another, 2 for a primary whose checksum alone is bad and that has no
+ * good backup, or an error.
  */
 static int choose_super(struct chk *c, struct sufs_dev *dev, uint64_t *off,
 			struct sufs_super *sb, const char **why)
 {
 	struct sufs_super p;
 	uint64_t cand;
+	struct sbsearch s = { .dev = dev };
 	uint32_t bs, pbs = 0, g;
 	unsigned n;
-	int err, inside;
+	int err;
 
 	if (c->o->sb_offset && c->o->sb_offset != SUFS_SB_OFFSET) {
 		*off = c->o->sb_offset;
@@ -576,7 +604,7 @@ static int choose_super(struct chk *c, struct sufs_dev *dev, uint64_t *off,
 		pbs = p.block_size;
 		if (p.blocks_per_group && p.groups_count && p.groups_count < (1u << 20)) {
 			for (n = 0; n < 4 && sufs_backup_offset(&p, n, &cand) == 0; n++) {
-				if (try_backup(dev, cand, sb)) {
+				if (try_backup(&s, cand, sb)) {
 					*off = cand;
 					return 1;
 				}
@@ -585,22 +613,28 @@ static int choose_super(struct chk *c, struct sufs_dev *dev, uint64_t *off,
 	}
 	/* group 1 of every geometry, then group 3 of every geometry, ... */
 	for (g = 1; g; g = next_backup_group(g)) {
-		inside = 0;
-		if (pbs && find_backup(dev, pbs, p.blocks_per_group, g, &inside, off, sb))
+		s.inside = 0;
+		if (pbs && find_backup(&s, pbs, p.blocks_per_group, g, off, sb))
 			return 1;
 		for (bs = SUFS_MIN_BLOCK_SIZE; bs <= SUFS_MAX_BLOCK_SIZE; bs *= 2)
-			if (bs != pbs && find_backup(dev, bs, 8 * bs, g, &inside, off, sb))
+			if (bs != pbs && find_backup(&s, bs, 8 * bs, g, off, sb))
 				return 1;
-		if (!inside)
+		if (!s.inside)
 			break;
 	}
 	*off = SUFS_SB_OFFSET;
-	/* no backup (a file system of one group has none): a primary whose
-	 * only fault is its checksum is still the best there is */
+	/* no good backup (a file system of one group has none): a primary
+	 * whose only fault is its checksum is still the best there is */
 	if (err == -SUFS_ECHECKSUM &&
 	    sufs_super_check(&p, dev->is_blockdev && !dev->size ? 0 : dev->size, NULL) == 0) {
 		*sb = p;
 		return 2;
+	}
+	/* and then a backup whose only fault is its checksum */
+	if (s.csum_only) {
+		*off = s.csum_only_off;
+		*sb = s.csum_only_sb;
+		return 1;
 	}
 	return err;
 }

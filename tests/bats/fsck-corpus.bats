@@ -239,6 +239,10 @@ corpus() {
 	corpus f_sb_flags
 }
 
+@test "f_sb_every_copy_csum: the primary superblock is zeroed and both backups lose their checksum: a backup whose checksum alone is bad is used" {
+	corpus f_sb_every_copy_csum
+}
+
 @test "f_sb_geometry: the primary superblock claims more blocks than the image has" {
 	corpus f_sb_geometry
 }
