@@ -170,6 +170,8 @@ int alloc_block(struct sufs_fs *fs, uint64_t goal, uint64_t *blk, upd_id *id)
 		if (fs->groups[g].free_blocks == 0)
 			continue;
 		err = grab(fs, SUFS_BITMAP_BLOCK, g, start, blk, id);
+		if (!err && fs->alloc_note)
+			fs->alloc_note(fs, *blk, fs->alloc_note_arg);
 		if (err != -ENOSPC)
 			return err;
 	}

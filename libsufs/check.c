@@ -109,6 +109,8 @@ struct chk {
 	unsigned polls;
 	struct held *held;
 	size_t nheld, capheld;
+	uint64_t *snapclaims;   /* pass 5: leaked blocks a snapshot needs */
+	size_t nsnapclaims, capsnapclaims;
 };
 
 /* ---- small bitmaps ------------------------------------------------------- */
@@ -1877,9 +1879,24 @@ static int bitmap_run(struct chk *c, enum sufs_bitmap which, int used, uint64_t 
 	gd = &fs->groups[which == SUFS_BITMAP_BLOCK ? a / fs->sb.blocks_per_group
 						    : (a - 1) / fs->sb.inodes_per_group];
 	saved = *gd;
-	for (n = a; n <= b; n++)
+	for (n = a; n <= b; n++) {
+		if (which == SUFS_BITMAP_BLOCK && !used && fs->nsnaps && snap_needs(fs, n)) {
+			/* unchanged since a snapshot was taken, which needs it:
+			 * the snapshot takes it, once the bitmaps are right */
+			if (c->nsnapclaims == c->capsnapclaims) {
+				size_t cap = c->capsnapclaims ? 2 * c->capsnapclaims : 64;
+				uint64_t *p = realloc(c->snapclaims, cap * sizeof(*p));
+				if (!p)
+					return -ENOMEM;
+				c->snapclaims = p;
+				c->capsnapclaims = cap;
+			}
+			c->snapclaims[c->nsnapclaims++] = n;
+			continue;
+		}
 		if ((rc = bitmap_set(fs, which, n, used, NULL)) < 0)
 			return rc;
+	}
 	gd->free_blocks = saved.free_blocks;
 	gd->free_inodes = saved.free_inodes;
 	fs->sb.free_blocks = sb_blocks;
@@ -2016,6 +2033,24 @@ static int check_summaries(struct chk *c)
 	return 0;
 }
 
+/* Leaked blocks that a snapshot still needs (a claim that a crash cut
+ * short): the snapshot takes them, now that the bitmaps are right and
+ * allocating the pointers' blocks is safe. */
+static int snap_claims(struct chk *c)
+{
+	struct sufs_fs *fs = c->fs;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < c->nsnapclaims && rc >= 0; i++) {
+		if (snap_claim(fs, c->snapclaims[i]))
+			bit_set(c->found, c->snapclaims[i]);
+		else
+			rc = bitmap_set(fs, SUFS_BITMAP_BLOCK, c->snapclaims[i], 0, NULL);
+	}
+	return rc < 0 ? rc : 0;
+}
+
 static int pass5(struct chk *c)
 {
 	uint32_t g;
@@ -2027,6 +2062,8 @@ static int pass5(struct chk *c)
 			rc = check_bitmap(c, SUFS_BITMAP_INODE, g);
 		progress(c, 5, g + 1, c->fs->sb.groups_count);
 	}
+	if (!rc && c->nsnapclaims)
+		rc = snap_claims(c);
 	return rc ? rc : check_summaries(c);
 }
 
@@ -2123,6 +2160,9 @@ static void chk_free(struct chk *c)
 	free(c->claimed);
 	free(c->scratch);
 	free(c->held);
+	free(c->snapclaims);
+	c->snapclaims = NULL;
+	c->nsnapclaims = c->capsnapclaims = 0;
 }
 
 static int chk_alloc(struct chk *c)
@@ -2211,6 +2251,16 @@ static struct sufs_dev *borrow(struct sufs_dev *dev)
  * One run over the file system: open it, run the passes, record the
  * outcome in the superblock (when writable), close it.
  */
+/* A block the library allocated during a repair (a snapshot's copy of a
+ * block the repair changed, the pointers to it): in use. */
+static void note_alloc(struct sufs_fs *fs, uint64_t blk, void *arg)
+{
+	struct chk *c = arg;
+
+	if (block_in_range(fs, blk))
+		bit_set(c->found, blk);
+}
+
 static int run_once(struct chk *c, struct sufs_dev *dev, uint64_t sb_off, int chosen,
 		    const char *why)
 {
@@ -2237,6 +2287,8 @@ static int run_once(struct chk *c, struct sufs_dev *dev, uint64_t sb_off, int ch
 	if (!rc)
 		rc = chk_alloc(c);
 	if (!rc) {
+		c->fs->alloc_note = note_alloc;
+		c->fs->alloc_note_arg = c;
 		r->inodes_count = c->ninodes;
 		r->blocks_count = c->nblocks;
 		if (backup && fix_problem(c, SUFS_PR_SB_PRIMARY_BAD, &x))

@@ -420,7 +420,7 @@ void sufs_set_writeback(struct sufs_fs *fs, unsigned dirty_percent, unsigned max
 
 int sufs_test_break_rule(struct sufs_fs *fs, unsigned rule)
 {
-	if (rule > 3)
+	if (rule > 4)
 		return -EINVAL;
 	fs->broken_rule = rule;
 	return 0;

@@ -210,7 +210,7 @@ void snap_cow(struct sufs_fs *fs, struct buf *b)
 		}
 	}
 	free(old);
-	if (ptr.n)
+	if (ptr.n && fs->broken_rule != 4)
 		buf_update(fs, b, 0, fs->bsize, UPD_COPYONWRITE, &ptr);
 }
 

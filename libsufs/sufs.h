@@ -500,7 +500,9 @@ void sufs_set_writeback(struct sufs_fs *fs, unsigned dirty_percent, unsigned max
  * new name does not wait for its inode to be initialised; 2: freed blocks
  * and inodes go back to the bitmaps at once, before the old pointers to
  * them are cleared on disk; 3: rename removes the old name without waiting
- * for the new one.  0 keeps every rule.  Returns 0 or -EINVAL.
+ * for the new one; 4: a block's new contents do not wait for a
+ * snapshot's copy of its old ones.  0 keeps every rule.  Returns 0 or
+ * -EINVAL.
  */
 int sufs_test_break_rule(struct sufs_fs *fs, unsigned rule);
 

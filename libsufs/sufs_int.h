@@ -218,6 +218,10 @@ struct sufs_fs {
 	struct snap *snaps[SUFS_SNAP_SLOTS]; /* snap.c: the snapshots kept, oldest first */
 	unsigned nsnaps;
 	pthread_mutex_t lock;           /* sufs_lock(): a second thread reads views */
+	/* called for each block allocated (fsck: blocks a snapshot's copies
+	 * take while it repairs are in use) */
+	void (*alloc_note)(struct sufs_fs *fs, uint64_t blk, void *arg);
+	void *alloc_note_arg;
 	/* called for each block written (the debugger's flush view) */
 	void (*trace)(struct sufs_fs *fs, struct buf *b, void *arg);
 	void *trace_arg;

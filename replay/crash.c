@@ -190,9 +190,19 @@ struct expect {
 	size_t until;                     /* ... in states of fewer writes than this */
 };
 
+/* A snapshot taken in the run: a hash of the whole tree when it was taken
+ * (its view must show that tree in every state that has it). */
+struct snaprec {
+	char *name;
+	uint64_t hash;
+	unsigned barrier;                 /* the barrier that wrote its slot */
+};
+
 struct oracle {
 	struct expect *e;
 	size_t n, cap;
+	struct snaprec *snaps;
+	size_t nsnaps, capsnaps;
 	uint8_t *buf;                     /* for reading files */
 	size_t bufsize;
 };
@@ -239,8 +249,9 @@ static int content_hash(struct sufs_fs *fs, struct oracle *o, const struct sufs_
 	return 0;
 }
 
-/* The names in directory dir, '.', '..' and the root's lost+found (where a
- * repair puts what it finds) left out, hashed in a stable order. */
+/* The names in directory dir, '.', '..', the root's lost+found (where a
+ * repair puts what it finds) and .snap (the snapshots, which the library
+ * changes as it copies) left out, hashed in a stable order. */
 struct names {
 	char **v;
 	size_t n, cap;
@@ -255,7 +266,8 @@ static int names_fn(void *arg, const char *name, size_t len, uint32_t ino, unsig
 	(void)ino;
 	(void)ftype;
 	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.') ||
-	    (s->root && len == 10 && memcmp(name, "lost+found", 10) == 0))
+	    (s->root && len == 10 && memcmp(name, "lost+found", 10) == 0) ||
+	    (s->root && len == 5 && memcmp(name, ".snap", 5) == 0))
 		return 0;
 	if (grow(&s->v, &s->cap, s->n + 1, sizeof(*s->v)) || !(copy = strndup(name, len)))
 		return -ENOMEM;
@@ -434,6 +446,7 @@ struct walk {
 	char *path;
 	size_t len, cap;
 	int rc;
+	uint64_t *hash;                   /* tree_hash(): hash instead of record */
 };
 
 static int walk_dir(struct walk *w, uint32_t dir);
@@ -443,7 +456,8 @@ static int walk_fn(void *arg, const char *name, size_t len, uint32_t ino, unsign
 	struct walk *w = arg;
 	size_t keep = w->len;
 
-	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
+	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.') ||
+	    (w->len == 0 && len == 5 && memcmp(name, ".snap", 5) == 0))
 		return 0;
 	if (grow(&w->path, &w->cap, w->len + len + 2, 1))
 		return -ENOMEM;
@@ -451,7 +465,17 @@ static int walk_fn(void *arg, const char *name, size_t len, uint32_t ino, unsign
 	memcpy(w->path + w->len, name, len);
 	w->len += len;
 	w->path[w->len] = 0;
-	w->rc = expect_path(w->fs, w->o, w->path, 1, w->barrier);
+	if (w->hash) {
+		struct expect x = { .kind = EXP_PATH, .ino = ino };
+		w->rc = expect_attrs(w->fs, w->o, &x);
+		*w->hash = fnv(*w->hash, w->path, w->len + 1);
+		*w->hash = fnv(*w->hash, &x.mode, sizeof(x.mode));
+		*w->hash = fnv(*w->hash, &x.links, sizeof(x.links));
+		*w->hash = fnv(*w->hash, &x.size, sizeof(x.size));
+		*w->hash = fnv(*w->hash, &x.hash, sizeof(x.hash));
+	} else {
+		w->rc = expect_path(w->fs, w->o, w->path, 1, w->barrier);
+	}
 	if (!w->rc && ftype == SUFS_FT_DIR)
 		w->rc = walk_dir(w, ino);
 	w->len = keep;
@@ -478,6 +502,35 @@ static int expect_tree(struct sufs_fs *fs, struct oracle *o, unsigned barrier)
 		rc = walk_dir(&w, sufs_get_super(fs)->root_ino);
 	free(w.path);
 	return rc;
+}
+
+/* The whole tree (but /.snap): every path, its type, mode, links, size
+ * and bytes, in directory order. */
+static int tree_hash(struct sufs_fs *fs, struct oracle *o, uint64_t *out)
+{
+	struct walk w = { .fs = fs, .o = o };
+	int rc;
+
+	*out = FNV_START;
+	w.hash = out;
+	if (grow(&w.path, &w.cap, 2, 1))
+		return -ENOMEM;
+	w.path[0] = 0;
+	rc = walk_dir(&w, sufs_get_super(fs)->root_ino);
+	free(w.path);
+	return rc ? rc : w.rc;
+}
+
+static int snaprec_add(struct oracle *o, const char *name, uint64_t hash, unsigned barrier)
+{
+	if (grow(&o->snaps, &o->capsnaps, o->nsnaps + 1, sizeof(*o->snaps)))
+		return -ENOMEM;
+	o->snaps[o->nsnaps].name = strdup(name);
+	if (!o->snaps[o->nsnaps].name)
+		return -ENOMEM;
+	o->snaps[o->nsnaps].hash = hash;
+	o->snaps[o->nsnaps++].barrier = barrier;
+	return 0;
 }
 
 /* An operation is about to act on these inodes (its paths' own) and on the
@@ -512,6 +565,9 @@ static void oracle_free(struct oracle *o)
 	for (i = 0; i < o->n; i++)
 		free(o->e[i].path);
 	free(o->e);
+	for (i = 0; i < o->nsnaps; i++)
+		free(o->snaps[i].name);
+	free(o->snaps);
 	free(o->buf);
 }
 
@@ -539,6 +595,12 @@ static void before_line(struct harness *h, struct sufs_fs *fs, const char *line)
 	if (script_line_parse(line, &sl) || !sl.op || strcmp(sl.op, "fsync") == 0) {
 		script_line_free(&sl);
 		return;
+	}
+	if (strcmp(sl.op, "snapshot") == 0 || strcmp(sl.op, "snapdelete") == 0) {
+		/* it acts on /.snap, and on the root when it makes /.snap */
+		inos[ninos++] = dirs[ndirs++] = root;
+		if (!sufs_namei(fs, root, "/.snap", 0, &ino))
+			inos[ninos++] = dirs[ndirs++] = ino;
 	}
 	for (i = 0; i < sl.npaths; i++) {
 		if (!sufs_namei(fs, root, sl.path[i], 0, &ino))
@@ -568,6 +630,12 @@ static int after_line(struct harness *h, struct sufs_fs *fs, const char *line,
 		rc = expect_tree(fs, &h->oracle, barrier);
 	else if (strcmp(sl.op, "fsync") == 0 && sl.path[0][0] == '/')
 		rc = expect_fsync(fs, &h->oracle, sl.path[0], barrier);
+	else if (strcmp(sl.op, "snapshot") == 0) {
+		uint64_t hash;
+		rc = tree_hash(fs, &h->oracle, &hash);
+		if (!rc)
+			rc = snaprec_add(&h->oracle, sl.arg0, hash, barrier);
+	}
 	script_line_free(&sl);
 	return rc;
 }
@@ -1004,6 +1072,71 @@ static int run_check(struct sufs_dev *dev, unsigned flags, struct findings *fd,
 	return sufs_check_dev(dev, &co, r);
 }
 
+static int run_check(struct sufs_dev *dev, unsigned flags, struct findings *fd,
+		     struct sufs_check_result *r);
+
+/* Every snapshot the state has: its view checks clean and shows the tree
+ * as it was when it was taken.  0, or 1 with why filled in. */
+static int snaps_check(struct harness *h, struct sufs_fs *fs, unsigned barriers, char *why,
+		       size_t size, uint64_t *checked)
+{
+	struct sufs_snap_info list[SUFS_SNAP_SLOTS];
+	struct sufs_check_result r;
+	const struct snaprec *rec;
+	struct sufs_dev *sdev;
+	struct sufs_fs *sfs;
+	uint64_t hash;
+	unsigned n, i;
+	size_t k;
+	int rc = sufs_snap_list(fs, list, &n);
+
+	if (rc) {
+		snprintf(why, size, "cannot list the snapshots: %s", sufs_strerror(rc));
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		(*checked)++;
+		rec = NULL;
+		for (k = 0; k < h->oracle.nsnaps; k++)
+			if (!strcmp(h->oracle.snaps[k].name, list[i].name) &&
+			    h->oracle.snaps[k].barrier <= barriers + 1)
+				rec = &h->oracle.snaps[k];
+		if (!rec) {
+			snprintf(why, size, "snapshot %s: never taken", list[i].name);
+			return 1;
+		}
+		rc = sufs_snap_open_dev(fs, list[i].name, &sdev);
+		if (!rc) {
+			rc = run_check(sdev, SUFS_CHECK_NO, NULL, &r);
+			if (!rc && r.problems) {
+				snprintf(why, size, "snapshot %s: a full check of it finds %u "
+					 "problems", list[i].name, r.problems);
+				sufs_dev_close(sdev);
+				return 1;
+			}
+			if (!rc)
+				rc = sufs_open_dev(sdev, 0, 0, &sfs);
+			if (rc) {
+				sufs_dev_close(sdev);
+			} else {
+				rc = tree_hash(sfs, &h->oracle, &hash);
+				sufs_close(sfs);
+			}
+		}
+		if (rc) {
+			snprintf(why, size, "snapshot %s: cannot be read: %s", list[i].name,
+				 sufs_strerror(rc));
+			return 1;
+		}
+		if (hash != rec->hash) {
+			snprintf(why, size, "snapshot %s: the tree in it is not the one it was "
+				 "taken of", list[i].name);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* Is everything the oracle holds for this state there?  Returns 0, or 1
  * with why filled in. */
 static int oracle_check(struct harness *h, struct view *v, unsigned barriers, size_t hi,
@@ -1083,6 +1216,8 @@ static int oracle_check(struct harness *h, struct view *v, unsigned barriers, si
 			bad = 1;
 		}
 	}
+	if (!bad)
+		bad = snaps_check(h, fs, barriers, why, size, checked);
 	sufs_close(fs);
 	return bad;
 }

@@ -109,7 +109,7 @@ static void usage(FILE *f)
 		"      --jobs N                 check in N processes (default: the CPUs)\n"
 		"      --crash-dir DIR          save the images of violations there (default .)\n"
 		"      --max-reports N          report and save at most N violations (default 3)\n"
-		"      --break-rule N           break ordering rule 1, 2 or 3 (to test the test)\n"
+		"      --break-rule N           break ordering rule 1 to 4 (to test the test)\n"
 		"  -q, --quiet                  with --crash-check, print nothing unless violated\n"
 		"  -h, --help                   print this help and exit\n"
 		"  -V, --version                print the version and exit\n"
@@ -283,8 +283,8 @@ static void parse_args(int argc, char **argv, struct args *a)
 			break;
 		case OPT_BREAK:
 			v = opt_count("--break-rule", optarg);
-			if (v < 1 || v > 3)
-				usage_error("invalid value for --break-rule: '%s' (1, 2 or 3)", optarg);
+			if (v < 1 || v > 4)
+				usage_error("invalid value for --break-rule: '%s' (1 to 4)", optarg);
 			a->broken_rule = (unsigned)v;
 			break;
 		case 'q':

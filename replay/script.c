@@ -728,6 +728,7 @@ int script_line_parse(const char *line, struct script_line *out)
 	if (!op || w.argc - first - 1 < op->min || w.argc - first - 1 > op->max)
 		return -1;
 	out->op = op->name;
+	out->arg0 = first + 1 < w.argc ? w.argv[first + 1] : NULL;
 	for (i = 0; i < op->max && first + 1 + i < w.argc; i++)
 		if (op->paths & (1u << i))
 			out->path[out->npaths++] = w.argv[first + 1 + i];

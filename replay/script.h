@@ -66,6 +66,7 @@ struct script_line {
 	const char *op;
 	int npaths;
 	const char *path[2];
+	const char *arg0;         /* the first argument, or NULL */
 	char *buf;
 };
 int script_line_parse(const char *line, struct script_line *out);
