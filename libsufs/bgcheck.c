@@ -329,8 +329,10 @@ static int apply(struct sufs_fs *fs, struct bg *bg, const struct finding *f, int
 
 	switch (f->code) {
 	case SUFS_PR_BLOCKS_LEAKED:
+		/* (one freed by another fix since may be a snapshot's now) */
 		for (n = f->blk; n <= f->blk2 && !err; n++)
-			if (!(err = bitmap_test(fs, SUFS_BITMAP_BLOCK, n, &set)) && set)
+			if (!(err = bitmap_test(fs, SUFS_BITMAP_BLOCK, n, &set)) && set &&
+			    !snap_claimed(fs, n))
 				err = free_block(fs, n);
 		*summaries = 1;
 		return err;

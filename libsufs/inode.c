@@ -360,6 +360,44 @@ int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t 
 	return 0;
 }
 
+/*
+ * Into w, whatever is still pending on the way to logical block lblk of
+ * inode ino (in): the newest update of each pointer on the path, from the
+ * inode's own down to lblk's.  Once they are on disk, so is the path, and
+ * (pointers waiting for what they point to) what it leads to.
+ */
+int bmap_path_waits(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
+		    uint64_t lblk, struct waits *w)
+{
+	uint32_t idx[4], off;
+	uint64_t blk, ptr;
+	int depth, level, err;
+	struct buf *b;
+
+	err = bmap_path(fs, lblk, &depth, idx);
+	if (!err)
+		err = inode_locate(fs, ino, &blk, &off);
+	if (err)
+		return err;
+	err = buf_get(fs, blk, BUF_ITABLE, &b);
+	if (err)
+		return err;
+	err = waits_add(w, buf_last_update(b, off + 96 + 8 * idx[0], 8));
+	buf_put(fs, b);
+	ptr = in->block[idx[0]];
+	for (level = 1; level <= depth && ptr && !err; level++) {
+		if (!block_in_range(fs, ptr))
+			return -SUFS_ECORRUPT;
+		err = buf_get(fs, ptr, BUF_IND, &b);
+		if (err)
+			return err;
+		err = waits_add(w, buf_last_update(b, 8 * idx[level], 8));
+		ptr = get64(b->data + 8 * idx[level]);
+		buf_put(fs, b);
+	}
+	return err;
+}
+
 struct walk {
 	struct sufs_fs *fs;
 	uint32_t ino;

@@ -143,6 +143,10 @@ static int snap_point(struct sufs_fs *fs, struct snap *s, uint64_t lblk, uint64_
 		err = inode_store(fs, s->ino, &in, UPD_ALLOCDIRECT, &iw, &store);
 	if (!err)
 		err = waits_add(&path, store);
+	/* and what is still pending on the path made before (an indirect
+	 * block another copy made, its pointer not yet on disk) */
+	if (!err && ptr)
+		err = bmap_path_waits(fs, s->ino, &in, lblk, &path);
 	for (i = 0; ptr && !err && i < path.n; i++)
 		err = waits_add(ptr, path.id[i]);
 	return err;
@@ -223,6 +227,20 @@ upd_id snap_hold(const struct buf *b)
 	for (u = b->upds; u; u = u->bnext)
 		if (u->kind == UPD_COPYONWRITE)
 			return u->id;
+	return 0;
+}
+
+/* Has a snapshot claimed blk (a pointer to blk itself)? */
+int snap_claimed(struct sufs_fs *fs, uint64_t blk)
+{
+	struct sufs_inode in;
+	uint64_t p;
+	unsigned i;
+
+	for (i = 0; i < fs->nsnaps; i++)
+		if (inode_load(fs, fs->snaps[i]->ino, &in) == 0 &&
+		    bmap_get(fs, &in, blk, &p) == 0 && p == blk)
+			return 1;
 	return 0;
 }
 

@@ -291,6 +291,8 @@ int block_new(struct sufs_fs *fs, uint64_t goal, enum buf_type type, enum upd_ki
 	      uint64_t *blk, struct buf **out, struct waits *w);
 int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t pblk,
 	     uint64_t goal, const struct waits *pw, struct waits *iw, struct waits *path);
+int bmap_path_waits(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
+		    uint64_t lblk, struct waits *w);
 int inode_valid_ino(struct sufs_fs *fs, uint32_t ino);
 uint64_t inode_max_blocks(struct sufs_fs *fs);
 int bmap_get(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk, uint64_t *pblk);
@@ -329,6 +331,7 @@ int snap_needs(const struct sufs_fs *fs, uint64_t blk);
 void snap_cow(struct sufs_fs *fs, struct buf *b);
 int snap_claim(struct sufs_fs *fs, uint64_t blk);
 upd_id snap_hold(const struct buf *b);
+int snap_claimed(struct sufs_fs *fs, uint64_t blk);
 void snap_view_throttle(struct sufs_dev *view, uint32_t kib);
 
 /* dirhash.c */
