@@ -19,8 +19,8 @@
  *   a wrong block count          counted again;
  *   blocks past the end          freed (past the size the file has now);
  *   a stale name of a directory  removed if it still names that directory;
- *   a directory nothing names    released, with what is in it (no path
- *                                to any of it ever reached the disk);
+ *   a directory nothing names    released when empty, else given a name
+ *                                in /lost+found (as the leak-only check);
  *   summaries                    recounted from the live bitmaps;
  *   snapshot files               (empty in the view) their block counts
  *                                recounted.
@@ -33,6 +33,7 @@
 #include "sufs_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -50,6 +51,8 @@ struct bg {
 	struct finding *f;
 	size_t n, cap;
 	int nomem;
+	uint32_t *reco;         /* directories reconnected to /lost+found */
+	size_t nreco, capreco;
 };
 
 /* Each problem the check of the view reports: kept, then passed on. */
@@ -153,71 +156,48 @@ static int release(struct sufs_fs *fs, uint32_t ino)
 	return ops_release_inode(fs, ino);
 }
 
-struct names {
-	char **name;
-	uint8_t *dir;
-	size_t n, cap;
-	int nomem;
-};
-
-static int names_fn(void *arg, const char *name, size_t len, uint32_t ino, unsigned ftype)
-{
-	struct names *l = arg;
-
-	(void)ino;
-	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
-		return 0;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 16;
-		char **p = realloc(l->name, cap * sizeof(*p));
-		uint8_t *d = p ? realloc(l->dir, cap) : NULL;
-		if (p)
-			l->name = p;
-		if (!p || !d)
-			return l->nomem = 1;
-		l->dir = d;
-		l->cap = cap;
-	}
-	l->dir[l->n] = ftype == SUFS_FT_DIR;
-	if (!(l->name[l->n] = strndup(name, len)))
-		return l->nomem = 1;
-	l->n++;
-	return 0;
-}
-
 /*
- * A directory nothing names, and what is in it: its name never reached
- * the disk, so neither did any path to what it holds.  Everything in it
- * goes through the operations (unlink, rmdir: the link counts and the
- * ordering are theirs), then the directory itself.
+ * A directory nothing names (its name never reached the disk, though names
+ * in it did): given a name in /lost+found, as the leak-only check does, so
+ * that no name made durable in it is lost.  Rule 1 in order: lost+found's
+ * link count, then the directory's "..", then the new name.
  */
-static int release_tree(struct sufs_fs *fs, uint32_t dir, unsigned depth)
+static int reconnect(struct sufs_fs *fs, uint32_t ino)
 {
-	struct names l = { 0 };
-	uint32_t child;
-	size_t i;
-	int err;
+	static const char lf_name[] = "lost+found";
+	struct sufs_cred root = { 0, 0 };
+	struct sufs_inode lfin, in;
+	struct waits w = { 0 }, iw = { 0 };
+	uint32_t lf, old;
+	upd_id raised, dotdot, id;
+	char name[32];
+	int err, n;
 
-	if (depth > 64)
-		return -ELOOP;
-	err = sufs_readdir(fs, dir, names_fn, &l);
-	if (!err && l.nomem)
-		err = -ENOMEM;
-	for (i = 0; i < l.n && !err; i++) {
-		if (l.dir[i]) {
-			err = sufs_lookup(fs, dir, l.name[i], strlen(l.name[i]), &child);
-			if (!err)
-				err = release_tree(fs, child, depth + 1);
-			if (!err)
-				err = sufs_rmdir(fs, dir, l.name[i], strlen(l.name[i]));
-		} else {
-			err = sufs_unlink(fs, dir, l.name[i], strlen(l.name[i]));
-		}
+	err = sufs_lookup(fs, SUFS_ROOT_INO, lf_name, sizeof(lf_name) - 1, &lf);
+	if (err == -ENOENT)
+		err = sufs_mkdir(fs, SUFS_ROOT_INO, lf_name, sizeof(lf_name) - 1, 0700, &root, &lf);
+	if (!err)
+		err = load_in_use(fs, lf, &lfin);
+	if (!err)
+		err = load_in_use(fs, ino, &in);
+	if (err)
+		return err;
+	if (!S_ISDIR(lfin.mode))
+		return -EAGAIN; /* not a directory: a full check will see to it */
+	lfin.links++;
+	err = inode_store(fs, lf, &lfin, UPD_INODEDEP, NULL, &raised);
+	waits_add(&w, raised);
+	if (!err)
+		err = dir_set(fs, ino, &in, "..", 2, lf, SUFS_FT_DIR, UPD_DIRADD, &w, &old, &dotdot);
+	for (n = 0; !err; n++) {
+		snprintf(name, sizeof(name), n ? "#%u.%d" : "#%u", ino, n);
+		err = dir_add(fs, lf, &lfin, name, strlen(name), ino, SUFS_FT_DIR, NULL, &iw, &id);
+		if (err != -EEXIST)
+			break;
+		err = 0;
 	}
-	for (i = 0; i < l.n; i++)
-		free(l.name[i]);
-	free(l.name);
-	free(l.dir);
+	if (!err)
+		err = inode_store(fs, lf, &lfin, UPD_INODEDEP, &iw, NULL);
 	return err;
 }
 
@@ -316,7 +296,31 @@ static int recount_snapshots(struct sufs_fs *fs)
 	return err;
 }
 
-static int apply(struct sufs_fs *fs, const struct finding *f, int *summaries)
+static int remember(struct bg *bg, uint32_t ino)
+{
+	if (bg->nreco == bg->capreco) {
+		size_t cap = bg->capreco ? 2 * bg->capreco : 16;
+		uint32_t *p = realloc(bg->reco, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		bg->reco = p;
+		bg->capreco = cap;
+	}
+	bg->reco[bg->nreco++] = ino;
+	return 0;
+}
+
+static unsigned reconnected(const struct bg *bg, uint32_t ino)
+{
+	size_t i;
+
+	for (i = 0; i < bg->nreco; i++)
+		if (bg->reco[i] == ino)
+			return 1;
+	return 0;
+}
+
+static int apply(struct sufs_fs *fs, struct bg *bg, const struct finding *f, int *summaries)
 {
 	struct sufs_inode in;
 	uint64_t n;
@@ -344,18 +348,23 @@ static int apply(struct sufs_fs *fs, const struct finding *f, int *summaries)
 	case SUFS_PR_UNATTACHED_CLEAR:
 		return release(fs, f->ino);
 	case SUFS_PR_DIR_UNREF_EMPTY:
-	case SUFS_PR_DIR_UNREF:
 		/* (its '..' is not counted in its parent's links: the parent's
 		 * count is a finding of its own) */
+		return release(fs, f->ino);
+	case SUFS_PR_DIR_UNREF:
 		err = load_in_use(fs, f->ino, &in);
 		if (err)
 			return err == -ENOENT ? 0 : err;
 		if (!S_ISDIR(in.mode))
 			return 0;
-		err = release_tree(fs, f->ino, 0);
-		return err ? err : release(fs, f->ino);
+		err = reconnect(fs, f->ino);
+		if (!err)
+			err = remember(bg, f->ino);
+		return err;
 	case SUFS_PR_LINKS_HIGH:
-		return lower(fs, f->ino, f->num, f->num2);
+		/* a directory reconnected above has one name more than the view
+		 * counted */
+		return lower(fs, f->ino, f->num, f->num2 + reconnected(bg, f->ino));
 	case SUFS_PR_BLOCKS_COUNT:
 		return recount_blocks(fs, f->ino);
 	case SUFS_PR_BLOCK_PAST_SIZE:
@@ -459,7 +468,7 @@ int sufs_check_background(struct sufs_fs *fs, const struct sufs_check_opts *o,
 				for (i = 0; i < bg.n && !err; i++) {
 					if (is_bitmap_leak(bg.f[i].code) != phase)
 						continue;
-					rest = apply(fs, &bg.f[i], &summaries);
+					rest = apply(fs, &bg, &bg.f[i], &summaries);
 					if (rest == -EAGAIN)
 						r->status |= SUFS_EXIT_UNCORRECTED;
 					else if (rest)
@@ -495,6 +504,7 @@ out:
 	for (i = 0; i < bg.n; i++)
 		free(bg.f[i].name);
 	free(bg.f);
+	free(bg.reco);
 	if (err) {
 		r->error = err;
 		r->status |= err == -ENOMEM ? SUFS_EXIT_LIBERROR : SUFS_EXIT_OPERROR;

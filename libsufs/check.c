@@ -490,54 +490,105 @@ static int read_super(struct sufs_dev *dev, uint64_t off, struct sufs_super *sb,
 	return sufs_super_check(sb, dev->is_blockdev && !dev->size ? 0 : dev->size, why);
 }
 
-/* A backup is good if it is where its own geometry says it is. */
-static int try_backup(struct sufs_dev *dev, uint64_t off, struct sufs_super *sb)
+/* The search for a backup superblock. */
+struct sbsearch {
+	struct sufs_dev *dev;
+	int inside;                     /* a place looked at lies within the device */
+	int csum_only;                  /* a backup whose checksum alone is bad was seen */
+	uint64_t csum_only_off;         /* the first such */
+	struct sufs_super csum_only_sb;
+};
+
+/*
+ * A backup is good if it is where its own geometry says it is.  The first
+ * one in its place whose fields hold together but whose checksum does not
+ * match is remembered: the best there is when no copy is good.
+ */
+static int try_backup(struct sbsearch *s, uint64_t off, struct sufs_super *sb)
 {
 	const char *why;
+	int err = read_super(s->dev, off, sb, &why);
 
-	if (read_super(dev, off, sb, &why))
+	if (err && err != -SUFS_ECHECKSUM)
 		return 0;
-	return sb->sb_group && sufs_group_has_backup(sb->sb_group) &&
-	       (uint64_t)sb->sb_group * sb->blocks_per_group * sb->block_size == off;
+	if (!sb->sb_group || !sufs_group_has_backup(sb->sb_group) ||
+	    (uint64_t)sb->sb_group * sb->blocks_per_group * sb->block_size != off)
+		return 0;
+	if (!err)
+		return 1;
+	if (!s->csum_only &&
+	    sufs_super_check(sb, s->dev->is_blockdev && !s->dev->size ? 0 : s->dev->size,
+			     NULL) == 0) {
+		s->csum_only = 1;
+		s->csum_only_off = off;
+		s->csum_only_sb = *sb;
+	}
+	return 0;
 }
 
-/* Look for the backup in group 1 of a geometry of block size bs: every
- * group size from the default down. */
-static int find_backup(struct sufs_dev *dev, uint32_t bs, uint32_t first_bpg, uint64_t *off,
-		       struct sufs_super *sb)
+/* The groups that hold a backup, in order: 1, 3, 5, 7, 9, 25, 27, ...;
+ * 0 after the last. */
+static uint32_t next_backup_group(uint32_t g)
+{
+	do {
+		if (g == UINT32_MAX)
+			return 0;
+		g++;
+	} while (!sufs_group_has_backup(g));
+	return g;
+}
+
+/* Try the backup of group g in the geometry (bs, bpg). */
+static int try_group(struct sbsearch *s, uint32_t bs, uint32_t bpg, uint32_t g, uint64_t *off,
+		     struct sufs_super *sb)
+{
+	uint64_t size = s->dev->size;
+
+	if (bpg < 64 || bpg > 8 * bs || bpg % 8)
+		return 0;
+	if (size) {
+		if (size < SUFS_SB_SIZE || (uint64_t)bpg * bs > (size - SUFS_SB_SIZE) / g)
+			return 0; /* past the end */
+	} else if (g != 1) {
+		return 0; /* a device of unknown size: group 1 only */
+	}
+	s->inside = 1;
+	*off = (uint64_t)g * bpg * bs;
+	return try_backup(s, *off, sb);
+}
+
+/* Look for the backup of group g in a geometry of block size bs: the group
+ * size first_bpg first, then every group size from the default down. */
+static int find_backup(struct sbsearch *s, uint32_t bs, uint32_t first_bpg, uint32_t g,
+		       uint64_t *off, struct sufs_super *sb)
 {
 	uint32_t bpg;
-	uint64_t cand;
 
-	if (first_bpg >= 64 && first_bpg <= 8 * bs && first_bpg % 8 == 0) {
-		*off = (uint64_t)first_bpg * bs;
-		if (try_backup(dev, *off, sb))
+	if (try_group(s, bs, first_bpg, g, off, sb))
+		return 1;
+	for (bpg = 8 * bs; bpg >= 64; bpg -= 8)
+		if (bpg != first_bpg && try_group(s, bs, bpg, g, off, sb))
 			return 1;
-	}
-	for (bpg = 8 * bs; bpg >= 64; bpg -= 8) {
-		cand = (uint64_t)bpg * bs;
-		if (!dev->is_blockdev && cand + SUFS_SB_SIZE > dev->size)
-			continue;
-		*off = cand;
-		if (try_backup(dev, cand, sb))
-			return 1;
-	}
 	return 0;
 }
 
 /*
  * Choose the superblock: the one asked for, else the primary, else the
  * first good backup: where the primary's geometry puts it, else in group 1
- * of any geometry (the primary's block size first).  Returns 0 for the
- * primary, 1 for another, 2 for a primary whose checksum alone is bad and
- * that has no good backup, or an error.
+ * of any geometry (the primary's block size first), else in group 3 of any
+ * geometry, and so on through the groups that hold backups, as far as the
+ * device reaches.  When no copy is good, one whose checksum alone is bad:
+ * the primary, else the first such backup.  Returns 0 for the primary, 1
+ * for another, 2 for a primary whose checksum alone is bad and that has no
+ * good backup, or an error.
  */
 static int choose_super(struct chk *c, struct sufs_dev *dev, uint64_t *off,
 			struct sufs_super *sb, const char **why)
 {
 	struct sufs_super p;
 	uint64_t cand;
-	uint32_t bs, pbs = 0;
+	struct sbsearch s = { .dev = dev };
+	uint32_t bs, pbs = 0, g;
 	unsigned n;
 	int err;
 
@@ -565,25 +616,37 @@ static int choose_super(struct chk *c, struct sufs_dev *dev, uint64_t *off,
 		pbs = p.block_size;
 		if (p.blocks_per_group && p.groups_count && p.groups_count < (1u << 20)) {
 			for (n = 0; n < 4 && sufs_backup_offset(&p, n, &cand) == 0; n++) {
-				if (try_backup(dev, cand, sb)) {
+				if (try_backup(&s, cand, sb)) {
 					*off = cand;
 					return 1;
 				}
 			}
 		}
-		if (find_backup(dev, pbs, p.blocks_per_group, off, sb))
-			return 1;
 	}
-	for (bs = SUFS_MIN_BLOCK_SIZE; bs <= SUFS_MAX_BLOCK_SIZE; bs *= 2)
-		if (bs != pbs && find_backup(dev, bs, 8 * bs, off, sb))
+	/* group 1 of every geometry, then group 3 of every geometry, ... */
+	for (g = 1; g; g = next_backup_group(g)) {
+		s.inside = 0;
+		if (pbs && find_backup(&s, pbs, p.blocks_per_group, g, off, sb))
 			return 1;
+		for (bs = SUFS_MIN_BLOCK_SIZE; bs <= SUFS_MAX_BLOCK_SIZE; bs *= 2)
+			if (bs != pbs && find_backup(&s, bs, 8 * bs, g, off, sb))
+				return 1;
+		if (!s.inside)
+			break;
+	}
 	*off = SUFS_SB_OFFSET;
-	/* no backup (a file system of one group has none): a primary whose
-	 * only fault is its checksum is still the best there is */
+	/* no good backup (a file system of one group has none): a primary
+	 * whose only fault is its checksum is still the best there is */
 	if (err == -SUFS_ECHECKSUM &&
 	    sufs_super_check(&p, dev->is_blockdev && !dev->size ? 0 : dev->size, NULL) == 0) {
 		*sb = p;
 		return 2;
+	}
+	/* and then a backup whose only fault is its checksum */
+	if (s.csum_only) {
+		*off = s.csum_only_off;
+		*sb = s.csum_only_sb;
+		return 1;
 	}
 	return err;
 }
@@ -636,18 +699,25 @@ static uint64_t span_of(struct chk *c, int level)
 }
 
 /*
- * Check the tree under *ptr (level 0: a data block) mapping logical
+ * Check the tree under pointer p (level 0: a data block) mapping logical
  * blocks from lblk on.  Returns 1 when the pointer is to be cleared, 0 to
  * keep it, or an error.
+ *
+ * in_shared: p lives in an indirect block that an inode earlier in the
+ * walk claimed first.  Pass 1b keeps that block for the first claimant
+ * and gives this inode a copy; a pointer of it that is bad for this inode
+ * is cleared then, in the copy (dup_walk), never here in the block the
+ * other inode keeps.  Until then it is not claimed, nor counted.
  */
-static int walk_ptr(struct chk *c, struct walkst *w, uint64_t p, int level, uint64_t lblk)
+static int walk_ptr(struct chk *c, struct walkst *w, uint64_t p, int level, uint64_t lblk,
+		    int in_shared)
 {
 	struct sufs_fs *fs = c->fs;
 	struct pctx x = { .ino = w->ino, .blk = p, .num = lblk, .num2 = w->size };
 	uint64_t span, child;
 	struct buf *b;
 	uint32_t i;
-	int rc;
+	int rc, shared;
 
 	if (w->too_many || c->stop != GOING)
 		return 0;
@@ -656,9 +726,10 @@ static int walk_ptr(struct chk *c, struct walkst *w, uint64_t p, int level, uint
 		return 0;
 	}
 	if (!block_in_range(fs, p))
-		return fix_problem(c, SUFS_PR_BAD_BLOCK, &x);
+		return in_shared ? 0 : fix_problem(c, SUFS_PR_BAD_BLOCK, &x);
 	if (lblk >= w->limit)
-		return fix_problem(c, SUFS_PR_BLOCK_PAST_SIZE, &x);
+		return in_shared ? 0 : fix_problem(c, SUFS_PR_BLOCK_PAST_SIZE, &x);
+	shared = bit_test(c->found, p);
 	rc = claim(c, p);
 	if (rc)
 		return rc;
@@ -676,7 +747,7 @@ static int walk_ptr(struct chk *c, struct walkst *w, uint64_t p, int level, uint
 		child = get64(b->data + 8 * i);
 		if (!child)
 			continue;
-		rc = walk_ptr(c, w, child, level - 1, lblk + i * span);
+		rc = walk_ptr(c, w, child, level - 1, lblk + i * span, shared);
 		if (rc == 1) {
 			buf_update(fs, b, 8 * i, 8, UPD_ALLOCINDIR, NULL);
 			put64(b->data + 8 * i, 0);
@@ -697,9 +768,10 @@ static int walk_inode(struct chk *c, struct walkst *w, struct sufs_inode *in)
 		if (!in->block[i])
 			continue;
 		if (i < SUFS_NDIR)
-			rc = walk_ptr(c, w, in->block[i], 0, i);
+			rc = walk_ptr(c, w, in->block[i], 0, i, 0);
 		else
-			rc = walk_ptr(c, w, in->block[i], (int)(i - SUFS_IND + 1), first[i - SUFS_IND]);
+			rc = walk_ptr(c, w, in->block[i], (int)(i - SUFS_IND + 1),
+				      first[i - SUFS_IND], 0);
 		if (rc == 1) {
 			in->block[i] = 0;
 			w->changed = 1;
@@ -945,16 +1017,19 @@ static int note_first(struct chk *c, uint64_t b)
  * for one, the inode keeps sharing (c->ino_shares) and is not offered
  * more copies: pass1b offers to clear it instead, as e2fsck offers to
  * delete a file it may not clone.  Returns the pointer to keep in *p.
+ * In a copy of an indirect block, the pointers that are bad for this
+ * inode, which pass 1 left alone in the shared block (walk_ptr), are
+ * cleared.
  */
-static int dup_walk(struct chk *c, uint32_t ino, int is_dir, uint64_t *p, int level,
-		    uint64_t lblk, int *changed)
+static int dup_walk(struct chk *c, uint32_t ino, const struct sufs_inode *in, uint64_t *p,
+		    int level, uint64_t lblk, int *changed)
 {
 	struct sufs_fs *fs = c->fs;
-	struct pctx x = { .ino = ino, .blk = *p, .num = lblk };
-	uint64_t span, child, nb;
+	struct pctx x = { .ino = ino, .blk = *p, .num = lblk, .num2 = in->size };
+	uint64_t span, child, nb, limit = in->size / fs->bsize + (in->size % fs->bsize != 0);
 	struct buf *b;
 	uint32_t i;
-	int st;
+	int st, copy = 0;
 	int rc, ch;
 
 	if (!block_in_range(fs, *p) || c->stop != GOING)
@@ -968,7 +1043,7 @@ static int dup_walk(struct chk *c, uint32_t ino, int is_dir, uint64_t *p, int le
 		} else if (c->ino_shares) {
 			return 0; /* a copy was refused already: not asked again */
 		} else if ((st = c->r->status, fix_problem(c, SUFS_PR_DUP_BLOCK, &x))) {
-			rc = clone_block(c, *p, level, is_dir, &nb);
+			rc = clone_block(c, *p, level, S_ISDIR(in->mode), &nb);
 			if (rc == -ENOSPC) {
 				/* not made: dup_clear asks what to do instead */
 				if (c->r->fixed)
@@ -980,6 +1055,7 @@ static int dup_walk(struct chk *c, uint32_t ino, int is_dir, uint64_t *p, int le
 				return rc;
 			*p = nb;
 			*changed = 1;
+			copy = 1;
 		} else {
 			/* no copy is no error yet: dup_clear asks next, and its
 			 * answer decides (e2fsck's clone question is PR_NO_OK) */
@@ -1000,7 +1076,17 @@ static int dup_walk(struct chk *c, uint32_t ino, int is_dir, uint64_t *p, int le
 		if (!child)
 			continue;
 		ch = 0;
-		rc = dup_walk(c, ino, is_dir, &child, level - 1, lblk + i * span, &ch);
+		x.blk = child;
+		x.num = lblk + i * span;
+		if (copy && (!block_in_range(fs, child) || x.num >= limit)) {
+			if (fix_problem(c, block_in_range(fs, child) ? SUFS_PR_BLOCK_PAST_SIZE
+								     : SUFS_PR_BAD_BLOCK, &x)) {
+				child = 0;
+				ch = 1;
+			}
+		} else {
+			rc = dup_walk(c, ino, in, &child, level - 1, x.num, &ch);
+		}
 		if (ch) {
 			buf_update(fs, b, 8 * i, 8, UPD_ALLOCINDIR, NULL);
 			put64(b->data + 8 * i, child);
@@ -1060,7 +1146,7 @@ static int pass1b(struct chk *c)
 		for (i = 0; i < SUFS_NBLOCKS && !rc; i++) {
 			if (!in.block[i])
 				continue;
-			rc = dup_walk(c, ino, S_ISDIR(in.mode), &in.block[i],
+			rc = dup_walk(c, ino, &in, &in.block[i],
 				      i < SUFS_NDIR ? 0 : (int)(i - SUFS_IND + 1),
 				      i < SUFS_NDIR ? i : first[i - SUFS_IND], &changed);
 		}
@@ -1522,6 +1608,38 @@ static int add_links(struct chk *c, uint32_t ino, int delta)
 	return inode_store(c->fs, ino, &in, UPD_INODEDEP, NULL, NULL);
 }
 
+/*
+ * The library's mkdir in the root.  It refuses a parent whose link count
+ * is at the limit; but the root's count is judged only in pass 4, against
+ * the names counted, and a damaged one must not stop /lost+found being
+ * made before then.  Such a count is lowered for the mkdir, then put back
+ * (with the new '..') for pass 4 to report and fix.
+ */
+static int mkdir_in_root(struct chk *c, const char *name, uint32_t *ino)
+{
+	struct sufs_fs *fs = c->fs;
+	struct sufs_inode root;
+	uint32_t links;
+	int rc = inode_load(fs, SUFS_ROOT_INO, &root), mkrc;
+
+	if (rc && rc != -SUFS_ECHECKSUM)
+		return rc;
+	links = root.links;
+	if (links < SUFS_LINK_MAX)
+		return sufs_mkdir(fs, SUFS_ROOT_INO, name, strlen(name), 0700, NULL, ino);
+	root.links = SUFS_LINK_MAX - 1;
+	rc = inode_store(fs, SUFS_ROOT_INO, &root, UPD_INODEDEP, NULL, NULL);
+	if (rc)
+		return rc;
+	mkrc = sufs_mkdir(fs, SUFS_ROOT_INO, name, strlen(name), 0700, NULL, ino);
+	rc = inode_load(fs, SUFS_ROOT_INO, &root);
+	if (rc && rc != -SUFS_ECHECKSUM)
+		return rc;
+	root.links = mkrc ? links : links < UINT32_MAX ? links + 1 : links;
+	rc = inode_store(fs, SUFS_ROOT_INO, &root, UPD_INODEDEP, NULL, NULL);
+	return mkrc ? mkrc : rc;
+}
+
 /* /lost+found: found, or made with the library's mkdir. */
 static int lost_found(struct chk *c, uint32_t *out)
 {
@@ -1552,7 +1670,7 @@ static int lost_found(struct chk *c, uint32_t *out)
 	}
 	if (rc != -ENOENT)
 		return rc;
-	rc = sufs_mkdir(fs, SUFS_ROOT_INO, name, sizeof(name) - 1, 0700, NULL, &ino);
+	rc = mkdir_in_root(c, name, &ino);
 	if (rc)
 		return rc;
 	c->ftype[ino] = SUFS_FT_DIR;
@@ -1734,7 +1852,7 @@ static int pass3(struct chk *c)
 	root->parent = SUFS_ROOT_INO;
 	root->mark = 1;
 	for (i = 0; i < c->ndirs && !rc && !poll_stop(c); i++) {
-		uint32_t start = c->dirs[i].ino;
+		uint32_t start = c->dirs[i].ino, rest;
 		if (c->dirs[i].mark || c->dirs[i].cleared)
 			continue;
 		/* climb until the root, the top, or a directory seen on this climb */
@@ -1754,10 +1872,17 @@ static int pass3(struct chk *c)
 			}
 			cur = up;
 		}
+		/* in a loop, the directories climbed after the top lead back to
+		 * it by parents: where the loop went on from the top */
+		rest = loop ? cur->parent : 0;
 		if (cur->mark != 1 && !cur->cleared)
 			rc = detached(c, cur, loop); /* may move c->dirs */
-		/* everything climbed is dealt with now */
+		/* everything climbed is dealt with now: the path to the top, and
+		 * the rest of a loop (the top's parent is no longer in it) */
 		for (cur = dir_find_info(c, start); cur && cur->mark == stamp;
+		     cur = cur->parent ? dir_find_info(c, cur->parent) : NULL)
+			cur->mark = 1;
+		for (cur = rest ? dir_find_info(c, rest) : NULL; cur && cur->mark == stamp;
 		     cur = cur->parent ? dir_find_info(c, cur->parent) : NULL)
 			cur->mark = 1;
 		progress(c, 3, i + 1, c->ndirs);

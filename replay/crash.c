@@ -702,6 +702,34 @@ static const char *next_line(struct lines *s)
 	return line;
 }
 
+/* The snapshots the image has before the run: each must go on showing
+ * what it shows now. */
+static int snaps_before(struct harness *h, struct sufs_fs *fs)
+{
+	struct sufs_snap_info list[SUFS_SNAP_SLOTS];
+	struct sufs_dev *sdev;
+	struct sufs_fs *sfs;
+	uint64_t hash;
+	unsigned n, i;
+	int rc = sufs_snap_list(fs, list, &n);
+
+	for (i = 0; i < n && !rc; i++) {
+		rc = sufs_snap_open_dev(fs, list[i].name, &sdev);
+		if (rc)
+			break;
+		rc = sufs_open_dev(sdev, 0, 0, &sfs);
+		if (rc) {
+			sufs_dev_close(sdev);
+			break;
+		}
+		rc = tree_hash(sfs, &h->oracle, &hash);
+		sufs_close(sfs);
+		if (!rc)
+			rc = snaprec_add(&h->oracle, list[i].name, hash, 0);
+	}
+	return rc;
+}
+
 static int run_workload(struct harness *h)
 {
 	const struct crash_opts *o = h->o;
@@ -744,6 +772,8 @@ static int run_workload(struct harness *h)
 		rc = random_open(fs, o->seed, &src.gen);
 		src.left = o->random_ops;
 	}
+	if (!rc)
+		rc = snaps_before(h, fs);
 	if (rc) {
 		errmsg("%s: %s", o->image, sufs_strerror(rc));
 		sufs_abandon(fs);

@@ -1073,6 +1073,8 @@ static int walk_entry(void *arg, const char *name, size_t len, uint32_t ino, uns
 		return 0;
 	if (memchr(name, '\0', len))
 		return 0;   /* cannot be named in a path: leave it alone */
+	if ((!w->dir[0] || !strcmp(w->dir, "/")) && len == 5 && !memcmp(name, ".snap", 5))
+		return 0;   /* the snapshots: the library's own */
 	err = sufs_stat(w->fs, ino, &st);
 	if (err)
 		return err;

@@ -239,6 +239,10 @@ corpus() {
 	corpus f_sb_flags
 }
 
+@test "f_sb_every_copy_csum: the primary superblock is zeroed and both backups lose their checksum: a backup whose checksum alone is bad is used" {
+	corpus f_sb_every_copy_csum
+}
+
 @test "f_sb_geometry: the primary superblock claims more blocks than the image has" {
 	corpus f_sb_geometry
 }
@@ -249,6 +253,10 @@ corpus() {
 
 @test "f_sb_primary_and_backup_bad: the primary superblock and the backup in group 3 are both zeroed: the backup in group 1 is used" {
 	corpus f_sb_primary_and_backup_bad
+}
+
+@test "f_sb_primary_and_group1_bad: the primary superblock and the backup in group 1 are both zeroed, in a geometry where only a search of group 3 finds its backup: that backup is used" {
+	corpus f_sb_primary_and_group1_bad
 }
 
 @test "f_sb_primary_bad: the primary superblock loses its magic number: the backup in group 1 is used" {

@@ -1,0 +1,743 @@
+/*
+ * sufs-snap - take, list, show, delete and export the snapshots of a sufs
+ * image.
+ *
+ * The snapshots themselves are libsufs's (snap.c): this program checks the
+ * command line, opens the image (for writing only to create or delete),
+ * makes the one library call and reports.  Its own work is export: the
+ * snapshot's view, opened as a device, is copied block by block into a
+ * new sparse image, only the blocks the view has in use, written to a
+ * temporary file beside the output and renamed into place once complete
+ * and durable, so that an export that fails leaves no image behind.
+ *
+ * Exit status: 0 done; 1 the operation failed (the image, the library or
+ * the output); 2 usage (the command line, a name that cannot be a
+ * snapshot's, an output that exists); 3 the snapshot named does not
+ * exist (info, delete, export) or already does (create).
+ */
+#include "config.h"
+
+#include <sufs.h>
+
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXIT_OK    0
+#define EXIT_FAIL  1
+#define EXIT_USAGE 2
+#define EXIT_NAME  3
+
+struct opts {
+	int json, quiet, force;
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s create IMAGE NAME\n"
+		"       %s list [--json] IMAGE\n"
+		"       %s info [--json] IMAGE NAME\n"
+		"       %s delete IMAGE NAME\n"
+		"       %s export [-f] [-q] IMAGE NAME OUT\n"
+		"Take, list, show, delete and export the snapshots of a sufs file system.\n"
+		"\n"
+		"  create   take a snapshot of IMAGE's present state, named NAME\n"
+		"  list     the snapshots, oldest first: name, time taken, blocks held\n"
+		"  info     one snapshot, and the file system as it sees it\n"
+		"  delete   delete a snapshot, freeing the blocks only it holds\n"
+		"  export   write the snapshot's state as a standalone sparse image OUT\n"
+		"\n"
+		"      --json         (list, info) JSON on standard output\n"
+		"  -f, --force        (export) replace OUT if it exists\n"
+		"  -q, --quiet        (export) no progress bar\n"
+		"      --help         show this help and exit\n"
+		"      --version      show the version and exit\n"
+		"\n"
+		"Exit status: 0 done, 1 the operation failed, 2 usage error, 3 no snapshot\n"
+		"of that name (or, for create, one exists already).  See sufs-snap(8).\n",
+		prog, prog, prog, prog, prog);
+}
+
+/* ---- output helpers -------------------------------------------------------- */
+
+/* A name from the image, safe for a terminal: printable ASCII and UTF-8 as
+ * they are, a backslash doubled, any other byte as \xHH.  out holds at
+ * least 4 * strlen(s) + 1 bytes. */
+static void escape(const char *str, char *out)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t n = strlen(str), i = 0, k;
+
+	while (i < n) {
+		if (s[i] == '\\') {
+			*out++ = '\\';
+			*out++ = '\\';
+			i++;
+		} else if (s[i] >= 0x20 && s[i] < 0x7f) {
+			*out++ = (char)s[i++];
+		} else if ((k = utf8_printable(s + i, n - i)) != 0) {
+			memcpy(out, s + i, k);
+			out += k;
+			i += k;
+		} else {
+			sprintf(out, "\\x%02x", s[i++]);
+			out += 4;
+		}
+	}
+	*out = 0;
+}
+
+#define ESCAPED_MAX (4 * SUFS_NAME_MAX + 1)
+
+/* Seconds since the epoch as ISO 8601 in UTC: "2025-01-01T00:00:00Z". */
+static void iso_time(int64_t sec, char *out, size_t size)
+{
+	time_t t = (time_t)sec;
+	struct tm tm;
+
+	if ((int64_t)t != sec || !gmtime_r(&t, &tm) ||
+	    !strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(out, size, "%" PRId64, sec);
+}
+
+/* The members every snapshot has in JSON, without the braces. */
+static void json_snap(const struct sufs_snap_info *s)
+{
+	char when[64];
+
+	iso_time(s->time, when, sizeof(when));
+	fputs("\"name\": ", stdout);
+	json_str(stdout, s->name, strlen(s->name));
+	printf(", \"slot\": %u, \"inode\": %" PRIu32 ", \"time\": \"%s\", \"timestamp\": %" PRId64
+	       ", \"blocks\": %" PRIu64 ", \"broken\": %s",
+	       s->slot, s->ino, when, s->time, s->blocks, s->broken ? "true" : "false");
+}
+
+/* ---- names and images ------------------------------------------------------ */
+
+/* A snapshot name is one path component: /.snap/NAME.  0, or -1 after the
+ * message. */
+static int check_name(const char *name)
+{
+	const char *why = NULL;
+
+	if (!*name)
+		why = "is empty";
+	else if (strchr(name, '/'))
+		why = "contains '/'";
+	else if (!strcmp(name, ".") || !strcmp(name, ".."))
+		why = "is '.' or '..'";
+	else if (strlen(name) > SUFS_NAME_MAX)
+		why = "is longer than 255 bytes";
+	if (!why)
+		return 0;
+	if (strlen(name) > SUFS_NAME_MAX) {
+		errmsg("bad snapshot name: it %s", why);
+	} else {
+		char esc[ESCAPED_MAX];
+		escape(name, esc);
+		errmsg("bad snapshot name \"%s\": it %s", esc, why);
+	}
+	return -1;
+}
+
+/* Open the image; 0, or the exit status after the message. */
+static int open_image(const char *image, unsigned flags, struct sufs_fs **fs)
+{
+	int rc = sufs_open(image, flags, fs);
+
+	if (rc) {
+		errmsg("%s: %s", image, sufs_strerror(rc));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+/* Close the image; the status, made EXIT_FAIL if closing fails. */
+static int close_image(const char *image, struct sufs_fs *fs, int status)
+{
+	int rc = sufs_close(fs);
+
+	if (rc) {
+		errmsg("%s: closing: %s", image, sufs_strerror(rc));
+		return EXIT_FAIL;
+	}
+	return status;
+}
+
+/* The message and exit status for a failed call naming a snapshot. */
+static int snap_error(const char *image, const char *name, const char *what, int rc)
+{
+	char esc[ESCAPED_MAX];
+
+	escape(name, esc);
+	if (rc == -SUFS_ENOTSNAP) {
+		errmsg("%s: no snapshot named \"%s\"", image, esc);
+		return EXIT_NAME;
+	}
+	errmsg("%s: %s snapshot \"%s\": %s", image, what, esc, sufs_strerror(rc));
+	return EXIT_FAIL;
+}
+
+/* ---- the commands ---------------------------------------------------------- */
+
+/* Whether /.snap/NAME is a snapshot file with no slot: what a crash in the
+ * middle of a create leaves, and what delete removes. */
+static int leftover(struct sufs_fs *fs, const char *name)
+{
+	struct sufs_inode in;
+	uint32_t dir, ino;
+
+	return sufs_lookup(fs, SUFS_ROOT_INO, ".snap", 5, &dir) == 0 &&
+	       sufs_lookup(fs, dir, name, strlen(name), &ino) == 0 &&
+	       sufs_inode_get(fs, ino, &in) == 0 && (in.flags & SUFS_IFLAG_SNAPSHOT);
+}
+
+/* The message for a snapshot that lost a copy it needed; EXIT_FAIL. */
+static int broken_error(const char *image, const char *name)
+{
+	char esc[ESCAPED_MAX];
+
+	escape(name, esc);
+	errmsg("%s: snapshot \"%s\" is broken (a copy could not be made for lack of "
+	       "room): it can only be deleted", image, esc);
+	return EXIT_FAIL;
+}
+
+static int cmd_create(const char *image, const char *name)
+{
+	struct sufs_fs *fs;
+	struct sufs_snap_info info;
+	char esc[ESCAPED_MAX];
+	int rc, status;
+
+	if (check_name(name))
+		return EXIT_USAGE;
+	status = open_image(image, SUFS_OPEN_RDWR, &fs);
+	if (status)
+		return status;
+	escape(name, esc);
+	rc = sufs_snap_create(fs, name, &info);
+	if (rc == -EEXIST && sufs_snap_find(fs, name, &info) == 0) {
+		errmsg("%s: a snapshot named \"%s\" exists already", image, esc);
+		status = EXIT_NAME;
+	} else if (rc == -EEXIST && leftover(fs, name)) {
+		errmsg("%s: /.snap/%s is left from a create that did not finish: "
+		       "remove it with sufs-snap delete", image, esc);
+		status = EXIT_NAME;
+	} else if (rc == -EEXIST) {
+		errmsg("%s: /.snap/%s exists and is not a snapshot", image, esc);
+		status = EXIT_NAME;
+	} else if (rc == -SUFS_ENOSLOT) {
+		errmsg("%s: all %u snapshot slots are taken: delete a snapshot first", image,
+		       SUFS_SNAP_SLOTS);
+		status = EXIT_FAIL;
+	} else if (rc == -ENOSPC) {
+		errmsg("%s: no space left for snapshot \"%s\"", image, esc);
+		status = EXIT_FAIL;
+	} else if (rc) {
+		status = snap_error(image, name, "creating", rc);
+	}
+	return close_image(image, fs, status);
+}
+
+static int cmd_list(const char *image, const struct opts *o)
+{
+	struct sufs_fs *fs;
+	struct sufs_snap_info s[SUFS_SNAP_SLOTS];
+	char esc[SUFS_SNAP_SLOTS][ESCAPED_MAX], when[64];
+	unsigned n, i;
+	int rc, status, width = 4;
+
+	status = open_image(image, 0, &fs);
+	if (status)
+		return status;
+	rc = sufs_snap_list(fs, s, &n);
+	if (rc) {
+		errmsg("%s: listing the snapshots: %s", image, sufs_strerror(rc));
+		return close_image(image, fs, EXIT_FAIL);
+	}
+	if (o->json) {
+		printf("[");
+		for (i = 0; i < n; i++) {
+			printf("%s\n  {", i ? "," : "");
+			json_snap(&s[i]);
+			printf("}");
+		}
+		printf("%s]\n", n ? "\n" : "");
+		return close_image(image, fs, EXIT_OK);
+	}
+	for (i = 0; i < n; i++) {
+		escape(s[i].name, esc[i]);
+		if ((int)strlen(esc[i]) > width)
+			width = (int)strlen(esc[i]);
+	}
+	if (n)
+		printf("%-*s  %-20s  %12s  %s\n", width, "NAME", "TAKEN", "BLOCKS", "STATE");
+	for (i = 0; i < n; i++) {
+		iso_time(s[i].time, when, sizeof(when));
+		printf("%-*s  %-20s  %12" PRIu64 "  %s\n", width, esc[i], when, s[i].blocks,
+		       s[i].broken ? "broken" : "ok");
+	}
+	return close_image(image, fs, EXIT_OK);
+}
+
+/* One snapshot; vsb, the superblock of its view, is NULL for a broken one. */
+static void print_info(const struct sufs_snap_info *s, const struct sufs_super *vsb,
+		       const struct opts *o)
+{
+	char esc[ESCAPED_MAX], when[64];
+	uint64_t bused = vsb ? vsb->blocks_count - vsb->free_blocks : 0;
+	uint32_t iused = vsb ? vsb->inodes_count - vsb->free_inodes : 0;
+
+	iso_time(s->time, when, sizeof(when));
+	if (o->json) {
+		printf("{");
+		json_snap(s);
+		if (vsb)
+			printf(", \"view\": {\"block_size\": %" PRIu32 ", \"blocks_count\": %" PRIu64
+			       ", \"blocks_used\": %" PRIu64 ", \"free_blocks\": %" PRIu64
+			       ", \"inodes_count\": %" PRIu32 ", \"inodes_used\": %" PRIu32
+			       ", \"free_inodes\": %" PRIu32 "}",
+			       vsb->block_size, vsb->blocks_count, bused, vsb->free_blocks,
+			       vsb->inodes_count, iused, vsb->free_inodes);
+		else
+			printf(", \"view\": null");
+		printf("}\n");
+		return;
+	}
+	escape(s->name, esc);
+	printf("Name:           %s\n", esc);
+	printf("Slot:           %u\n", s->slot);
+	printf("Inode:          %" PRIu32 " (/.snap/%s)\n", s->ino, esc);
+	printf("Taken:          %s\n", when);
+	printf("Blocks held:    %" PRIu64 "\n", s->blocks);
+	if (!vsb) {
+		printf("State:          broken (a copy could not be made for lack of room):\n"
+		       "                it no longer shows the file system as it was;\n"
+		       "                it can only be deleted\n");
+		return;
+	}
+	printf("State:          ok\n");
+	printf("As the snapshot sees the file system:\n");
+	printf("  Block size:   %" PRIu32 "\n", vsb->block_size);
+	printf("  Blocks used:  %" PRIu64 " of %" PRIu64 "\n", bused, vsb->blocks_count);
+	printf("  Inodes used:  %" PRIu32 " of %" PRIu32 "\n", iused, vsb->inodes_count);
+}
+
+static int cmd_info(const char *image, const char *name, const struct opts *o)
+{
+	struct sufs_fs *fs, *vfs = NULL;
+	struct sufs_dev *view = NULL;
+	struct sufs_snap_info s;
+	char esc[ESCAPED_MAX];
+	int rc, status;
+
+	if (check_name(name))
+		return EXIT_USAGE;
+	status = open_image(image, 0, &fs);
+	if (status)
+		return status;
+	rc = sufs_snap_find(fs, name, &s);
+	if (!rc && s.broken) {
+		print_info(&s, NULL, o);
+		return close_image(image, fs, EXIT_OK);
+	}
+	if (!rc)
+		rc = sufs_snap_open_dev(fs, name, &view);
+	if (rc)
+		return close_image(image, fs, snap_error(image, name, "reading", rc));
+	rc = sufs_open_dev(view, 0, 0, &vfs);
+	if (rc) {
+		sufs_dev_close(view);
+		return close_image(image, fs, snap_error(image, name, "opening the view of", rc));
+	}
+	print_info(&s, sufs_get_super(vfs), o);
+	rc = sufs_close(vfs); /* closes the view too */
+	if (rc) {
+		escape(name, esc);
+		errmsg("%s: closing the view of \"%s\": %s", image, esc, sufs_strerror(rc));
+		status = EXIT_FAIL;
+	}
+	return close_image(image, fs, status);
+}
+
+static int cmd_delete(const char *image, const char *name)
+{
+	struct sufs_fs *fs;
+	int rc, status;
+
+	if (check_name(name))
+		return EXIT_USAGE;
+	status = open_image(image, SUFS_OPEN_RDWR, &fs);
+	if (status)
+		return status;
+	rc = sufs_snap_delete(fs, name);
+	if (rc)
+		status = snap_error(image, name, "deleting", rc);
+	return close_image(image, fs, status);
+}
+
+/* ---- export ---------------------------------------------------------------- */
+
+struct export {
+	const char *image, *out;
+	struct sufs_dev *view;
+	uint32_t block_size;
+	uint64_t blocks;
+	int fd;                    /* the temporary file */
+	char *tmp;                 /* its name */
+	int quiet;
+};
+
+static int all_zero(const uint8_t *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (b[i])
+			return 0;
+	return 1;
+}
+
+/*
+ * Whether OUT may be written: EXIT_OK, or the status after the message.
+ * An existing OUT needs -f, must be a regular file (rename would replace a
+ * device node or fail on a directory), and must not be the image itself.
+ */
+static int check_output(const char *image, const char *out, int force)
+{
+	struct stat so, si;
+
+	if (lstat(out, &so)) {
+		if (errno == ENOENT)
+			return EXIT_OK;
+		errmsg("%s: %s", out, strerror(errno));
+		return EXIT_FAIL;
+	}
+	if (!S_ISREG(so.st_mode)) {
+		errmsg("%s: exists and is not a regular file", out);
+		return EXIT_USAGE;
+	}
+	if (stat(image, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+		errmsg("%s: is the image itself", out);
+		return EXIT_USAGE;
+	}
+	if (!force) {
+		errmsg("%s: exists (use -f to replace it)", out);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+/* Make the temporary file beside OUT, with the mode a new file gets. */
+static int make_temp(struct export *e)
+{
+	char *copy, *dir;
+	mode_t mask;
+
+	copy = strdup(e->out);
+	if (!copy)
+		return -ENOMEM;
+	dir = dirname(copy);
+	if (asprintf(&e->tmp, "%s/.sufs-snap.XXXXXX", dir) < 0) {
+		e->tmp = NULL;
+		free(copy);
+		return -ENOMEM;
+	}
+	free(copy);
+	e->fd = mkstemp(e->tmp);
+	if (e->fd < 0) {
+		int err = errno;
+		free(e->tmp);
+		e->tmp = NULL;
+		return -err;
+	}
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(e->fd, 0666 & ~mask))
+		return -errno;
+	return 0;
+}
+
+/* Copy every block the view has in use; the others stay holes. */
+static int copy_blocks(struct export *e, const char **where)
+{
+	struct progress p;
+	uint8_t *buf;
+	uint64_t blk;
+	int rc = 0, used;
+
+	buf = malloc(e->block_size);
+	if (!buf)
+		return -ENOMEM;
+	if (ftruncate(e->fd, (off_t)(e->blocks * e->block_size))) {
+		*where = "sizing the output";
+		free(buf);
+		return -errno;
+	}
+	if (!e->quiet)
+		progress_start(&p, "Exporting", e->blocks);
+	for (blk = 0; blk < e->blocks && !rc; blk++) {
+		if (interrupted) {
+			*where = NULL;
+			rc = -EINTR;
+			break;
+		}
+		if (!e->quiet)
+			progress_update(&p, blk);
+		rc = sufs_snap_block_used(e->view, blk, &used);
+		if (rc) {
+			*where = "reading the view's bitmap";
+			break;
+		}
+		if (!used)
+			continue;
+		rc = sufs_dev_read(e->view, blk * e->block_size, buf, e->block_size);
+		if (rc) {
+			*where = "reading the view";
+			break;
+		}
+		if (all_zero(buf, e->block_size))
+			continue;
+		if (pwrite(e->fd, buf, e->block_size, (off_t)(blk * e->block_size)) !=
+		    (ssize_t)e->block_size) {
+			rc = errno ? -errno : -EIO;
+			*where = "writing the output";
+		}
+	}
+	if (!e->quiet)
+		progress_end(&p);
+	free(buf);
+	return rc;
+}
+
+/* Make the output durable under its name: fsync the data, rename, fsync
+ * the directory. */
+static int finish_output(struct export *e, const char **where)
+{
+	char *copy;
+	int dfd, rc = 0;
+
+	if (fsync(e->fd)) {
+		*where = "writing the output";
+		return -errno;
+	}
+	if (close(e->fd)) {
+		e->fd = -1;
+		*where = "writing the output";
+		return -errno;
+	}
+	e->fd = -1;
+	if (rename(e->tmp, e->out)) {
+		*where = "renaming the output into place";
+		return -errno;
+	}
+	free(e->tmp);
+	e->tmp = NULL;
+	copy = strdup(e->out);
+	if (!copy)
+		return 0; /* in place already; only the directory's fsync is lost */
+	dfd = open(dirname(copy), O_RDONLY | O_DIRECTORY);
+	if (dfd >= 0) {
+		if (fsync(dfd) && errno != EINVAL) {
+			*where = "syncing the output's directory";
+			rc = -errno;
+		}
+		close(dfd);
+	}
+	free(copy);
+	return rc;
+}
+
+static int cmd_export(const char *image, const char *name, const char *out,
+		      const struct opts *o)
+{
+	struct export e = { .image = image, .out = out, .fd = -1, .quiet = o->quiet };
+	struct sufs_snap_info info;
+	struct sufs_fs *fs, *vfs = NULL;
+	const struct sufs_super *vsb;
+	struct sigaction sa;
+	const char *where = NULL;
+	char esc[ESCAPED_MAX];
+	int rc, status;
+
+	if (check_name(name))
+		return EXIT_USAGE;
+	status = check_output(image, out, o->force);
+	if (status)
+		return status;
+	status = open_image(image, 0, &fs);
+	if (status)
+		return status;
+	rc = sufs_snap_find(fs, name, &info);
+	if (!rc && info.broken)
+		return close_image(image, fs, broken_error(image, name));
+	if (!rc)
+		rc = sufs_snap_open_dev(fs, name, &e.view);
+	if (rc)
+		return close_image(image, fs, snap_error(image, name, "reading", rc));
+	rc = sufs_open_dev(e.view, 0, 0, &vfs);
+	if (rc) {
+		sufs_dev_close(e.view);
+		return close_image(image, fs, snap_error(image, name, "opening the view of", rc));
+	}
+	vsb = sufs_get_super(vfs);
+	e.block_size = vsb->block_size;
+	e.blocks = vsb->blocks_count;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGXFSZ, SIG_IGN); /* past a file size limit: EFBIG, and clean up */
+
+	rc = make_temp(&e);
+	if (rc)
+		where = "making a temporary file beside the output";
+	if (!rc)
+		rc = copy_blocks(&e, &where);
+	if (!rc)
+		rc = finish_output(&e, &where);
+	if (e.fd >= 0)
+		close(e.fd);
+	if (e.tmp) {
+		unlink(e.tmp);
+		free(e.tmp);
+	}
+	if (rc == -EINTR && interrupted) {
+		errmsg("%s: interrupted; nothing was written", out);
+		status = EXIT_FAIL;
+	} else if (rc) {
+		escape(name, esc);
+		errmsg("%s: exporting snapshot \"%s\" of %s: %s%s%s%s", out, esc, image,
+		       sufs_strerror(rc), where ? " (" : "", where ? where : "", where ? ")" : "");
+		status = EXIT_FAIL;
+	}
+	rc = sufs_close(vfs); /* closes the view too */
+	if (rc) {
+		errmsg("%s: closing the view: %s", image, sufs_strerror(rc));
+		status = EXIT_FAIL;
+	}
+	return close_image(image, fs, status);
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+/* The commands take their arguments (IMAGE [NAME [OUT]]) in args. */
+struct command {
+	const char *name;
+	int nargs;
+	const char *args;
+	int (*run)(char **args, const struct opts *o);
+};
+
+static int run_create(char **args, const struct opts *o)
+{
+	(void)o;
+	return cmd_create(args[0], args[1]);
+}
+
+static int run_list(char **args, const struct opts *o)
+{
+	return cmd_list(args[0], o);
+}
+
+static int run_info(char **args, const struct opts *o)
+{
+	return cmd_info(args[0], args[1], o);
+}
+
+static int run_delete(char **args, const struct opts *o)
+{
+	(void)o;
+	return cmd_delete(args[0], args[1]);
+}
+
+static int run_export(char **args, const struct opts *o)
+{
+	return cmd_export(args[0], args[1], args[2], o);
+}
+
+static const struct command commands[] = {
+	{ "create", 2, "IMAGE NAME", run_create },
+	{ "list", 1, "IMAGE", run_list },
+	{ "info", 2, "IMAGE NAME", run_info },
+	{ "delete", 2, "IMAGE NAME", run_delete },
+	{ "export", 3, "IMAGE NAME OUT", run_export },
+};
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'J' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'H' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct command *cmd = NULL;
+	struct opts o = { 0 };
+	size_t i;
+	int c;
+
+	prog_init("sufs-snap");
+	while ((c = getopt_long(argc, argv, "fq", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'J': o.json = 1; break;
+		case 'f': o.force = 1; break;
+		case 'q': o.quiet = 1; break;
+		case 'H': usage(stdout); return EXIT_OK;
+		case 'V': print_version(); return EXIT_OK;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind == argc) {
+		errmsg("no command given");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[optind], commands[i].name))
+			cmd = &commands[i];
+	if (!cmd) {
+		errmsg("unknown command: %s", argv[optind]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (argc - optind - 1 != cmd->nargs) {
+		errmsg("%s: expects %s", cmd->name, cmd->args);
+		return EXIT_USAGE;
+	}
+	if (o.json && strcmp(cmd->name, "list") && strcmp(cmd->name, "info")) {
+		errmsg("--json: only for list and info");
+		return EXIT_USAGE;
+	}
+	if (o.force && strcmp(cmd->name, "export")) {
+		errmsg("-f: only for export");
+		return EXIT_USAGE;
+	}
+	return cmd->run(argv + optind + 1, &o);
+}

@@ -1,0 +1,532 @@
+#!/usr/bin/env bats
+# sufs-snap: a snapshot keeps the tree as it was while the image changes,
+# its export is that tree as a standalone image, deleting it gives back
+# what it held; list and info in text and JSON; and every error says what
+# is wrong, with the exit status of sufs-snap(8).
+
+bats_require_minimum_version 1.5.0
+load helper
+
+setup() {
+	export TZ=UTC
+	IMG=$T/fs.img
+}
+
+# The trees hold a directory without write permission: let bats clean up.
+teardown() {
+	chmod -R u+w "$T" 2>/dev/null || true
+}
+
+# snap ARGS...: run sufs-snap, stdout and stderr apart.
+snap() {
+	run --separate-stderr "$SNAP" "$@"
+}
+
+# make_tree DIR: a tree to snapshot: shared/tools/mktree's when it is
+# there, else a smaller one made here.
+make_tree() {
+	local dir=$1 i
+	if [ -n "$MKTREE" ]; then
+		"$MKTREE" --files 160 --seed 5 --max-size 200000 "$dir" >/dev/null
+		return
+	fi
+	mkdir -p "$dir/a/b" "$dir/c"
+	for i in $(seq 0 39); do
+		head -c $((i * 997)) /dev/urandom >"$dir/$(printf 'a/b c' | cut -d' ' -f$((i % 2 + 1)))/f$i"
+	done
+	ln -s b/f0 "$dir/a/link"
+	ln "$dir/c/f1" "$dir/a/hard"
+	dd if=/dev/urandom of="$dir/a/sparse" bs=4096 count=2 seek=100 status=none
+}
+
+# write_pattern: for each line "FILE OFFSET LENGTH SEED" of standard
+# input, write LENGTH bytes of sufs-replay's pattern for SEED at OFFSET of
+# FILE: byte o is byte o % 8 of mix64(SEED * 0x9e3779b97f4a7c15 + o / 8).
+write_pattern() {
+	python3 -c '
+import os, sys
+M = (1 << 64) - 1
+G = 0x9e3779b97f4a7c15
+def mix64(z):
+    z = (z + G) & M
+    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M
+    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M
+    return z ^ (z >> 31)
+for line in sys.stdin:
+    path, off, length, seed = line.rsplit(None, 3)
+    off, length, seed = int(off), int(length), int(seed)
+    words = range(off // 8, (off + length + 7) // 8)
+    data = b"".join(mix64((seed * G + w) & M).to_bytes(8, "little") for w in words)
+    with open(path, "r+b" if os.path.exists(path) else "wb") as f:
+        f.seek(off)
+        f.write(data[off % 8:off % 8 + length])
+'
+}
+
+# plan_changes TREE SCRIPT: change TREE on the host (writes, truncations,
+# deletes, renames of files and of a directory, new files) and write the
+# sufs-replay script that makes the same changes in an image of it.
+# Written bytes are sufs-replay's pattern (sufs-replay(8), "write"),
+# made here by write_pattern.
+plan_changes() {
+	local tree=$1 script=$2 i=0 f rel size dir
+	local -a files
+	mapfile -t files < <(cd "$tree" && find . -type f | LC_ALL=C sort)
+	: >"$script"
+	: >"$T/writes"
+	for f in "${files[@]}"; do
+		rel=${f#.}
+		size=$(stat -c %s "$tree/$f")
+		case $((i % 6)) in
+		0)	echo "unlink $rel" >>"$script"
+			rm "$tree/$f" ;;
+		1)	echo "write $rel $((size / 3)) 3000 $i" >>"$script"
+			echo "$tree/$f $((size / 3)) 3000 $i" >>"$T/writes" ;;
+		2)	dir=${rel%/*}
+			echo "rename $rel $dir/r$i" >>"$script"
+			mv "$tree/$f" "$tree$dir/r$i" ;;
+		3)	echo "truncate $rel $((size / 2))" >>"$script"
+			truncate -s $((size / 2)) "$tree/$f" ;;
+		4)	echo "write $rel $size 10000 $i" >>"$script"
+			echo "$tree/$f $size 10000 $i" >>"$T/writes" ;;
+		esac
+		i=$((i + 1))
+	done
+	printf '%s\n' "mkdir /added" "create /added/new" "write /added/new 0 50000 7" >>"$script"
+	mkdir "$tree/added"
+	echo "$tree/added/new 0 50000 7" >>"$T/writes"
+	write_pattern <"$T/writes"
+	# a whole directory moves, last, so that the paths above hold
+	dir=$(cd "$tree" && find . -mindepth 1 -maxdepth 1 -type d ! -name added | LC_ALL=C sort | head -1)
+	echo "rename ${dir#.} /moved" >>"$script"
+	mv "$tree/$dir" "$tree/moved"
+	[ "$i" -ge 12 ]
+}
+
+# meta_list DIR: one line per entry below DIR but /.snap: type, mode,
+# size (not for directories), mtime with nanoseconds, link target, path.
+meta_list() {
+	(cd "$1" && find . -mindepth 1 -path ./.snap -prune -o \
+		\( -type d -printf '%y %m - %T@ %p\n' -o -printf '%y %m %s %T@ %p -> %l\n' \)) |
+		LC_ALL=C sort
+}
+
+# same_tree TREE IMAGE: rdump IMAGE and compare it with TREE (contents,
+# and with `meta` also types, modes, sizes and mtimes).
+same_tree() {
+	local tree=$1 img=$2 out
+	out=$(mktemp -d "$T/rdump.XXXXXX")
+	run --separate-stderr "$DEBUG" -R "rdump / $out" "$img"
+	[ -z "$stderr" ] || echo "$stderr"
+	assert_success
+	diff -r --no-dereference --exclude=.snap "$tree" "$out"
+	if [ "${3:-}" = meta ]; then
+		diff <(meta_list "$tree") <(meta_list "$out")
+	fi
+}
+
+# fsck_clean IMAGE: a full check finds nothing.
+fsck_clean() {
+	run "$FSCK" -f -n "$1"
+	[ "$status" -eq 0 ] || echo "$output"
+	assert_success
+}
+
+# usage IMAGE: "used-blocks used-inodes free-blocks free-inodes", as a
+# full check counts them and as the superblock's summaries say.
+usage_of() {
+	local f d
+	f=$("$FSCK" -f -n --json "$1" | jq -r '"\(.blocks.used) \(.inodes.used)"')
+	d=$("$DUMP" -h --json "$1" | jq -r '"\(.superblock.free_blocks) \(.superblock.free_inodes)"')
+	echo "$f $d"
+}
+
+@test "an export holds the tree as it was, the image goes on, and delete gives back the blocks" {
+	require_cmd python3
+	require_cmd jq
+	local src=$T/src now=$T/now before after control=$T/control.img
+	make_tree "$src"
+	"$MKFS" -q -d "$src" "$IMG" 32M
+	cp -a "$src" "$now"
+	cp --sparse=always "$IMG" "$control"
+	plan_changes "$now" "$T/changes"
+	# the directory /.snap outlives its snapshots (sufs-snap(8))
+	"$REPLAY" "$control" - <<<"mkdir /.snap 0700"
+
+	snap create "$IMG" before
+	assert_success
+	assert_output ""
+	"$REPLAY" "$IMG" "$T/changes"
+	"$REPLAY" "$control" "$T/changes"
+
+	snap export "$IMG" before "$T/then.img"
+	assert_success
+	[ -z "$stderr" ]
+	# the export is the tree at snapshot time, mtimes and all; the image
+	# is the changed tree; both check clean
+	same_tree "$src" "$T/then.img" meta
+	same_tree "$now" "$IMG"
+	fsck_clean "$T/then.img"
+	fsck_clean "$IMG"
+	# sparse: not one block more than the view has in use
+	[ "$(stat -c %s "$T/then.img")" -eq "$(stat -c %s "$IMG")" ]
+	snap info --json "$IMG" before
+	assert_success
+	[ $(($(stat -c %b "$T/then.img") * 512 / 4096)) -le "$(jq .view.blocks_used <<<"$output")" ]
+
+	snap delete "$IMG" before
+	assert_success
+	snap list "$IMG"
+	assert_output ""
+	run "$DEBUG" -R "ls /.snap" "$IMG"
+	assert_success
+	assert_equal "${lines[*]}" ". .."
+	fsck_clean "$IMG"
+	same_tree "$now" "$IMG"
+	before=$(usage_of "$IMG")
+	after=$(usage_of "$control")
+	[ "$before" = "$after" ] || { echo "with a snapshot deleted: $before, never one: $after"; false; }
+}
+
+@test "each of two snapshots exports its own moment, before and after the older is deleted" {
+	require_cmd python3
+	local src=$T/src now=$T/now
+	make_tree "$src"
+	"$MKFS" -q -d "$src" "$IMG" 32M
+	cp -a "$src" "$now"
+	plan_changes "$now" "$T/changes"
+	"$SNAP" create "$IMG" one
+	"$REPLAY" "$IMG" "$T/changes"
+	"$SNAP" create "$IMG" two
+	printf '%s\n' "create /moved/x" "write /moved/x 0 8000 3" "unlink /added/new" \
+		"rmdir /added" >"$T/more"
+	"$REPLAY" "$IMG" "$T/more"
+
+	"$SNAP" export "$IMG" one "$T/one.img"
+	"$SNAP" export "$IMG" two "$T/two.img"
+	same_tree "$src" "$T/one.img" meta
+	same_tree "$now" "$T/two.img"
+	fsck_clean "$T/one.img"
+	fsck_clean "$T/two.img"
+
+	# the blocks "one" held that "two" needs too are handed to "two"
+	"$SNAP" delete "$IMG" one
+	fsck_clean "$IMG"
+	"$SNAP" export "$IMG" two "$T/two-again.img"
+	same_tree "$now" "$T/two-again.img"
+	fsck_clean "$T/two-again.img"
+	"$SNAP" delete "$IMG" two
+	fsck_clean "$IMG"
+}
+
+@test "list shows name, time and blocks held, oldest first; --json says the same" {
+	require_cmd jq
+	mkimg "$IMG"
+	snap list "$IMG"
+	assert_success
+	assert_output ""
+	snap list --json "$IMG"
+	assert_success
+	assert_output "[]"
+
+	"$SNAP" create "$IMG" first
+	printf '%s\n' "create /f" "write /f 0 100K 1" >"$T/s"
+	"$REPLAY" "$IMG" "$T/s"
+	"$SNAP" create "$IMG" 'second one'
+	"$REPLAY" "$IMG" - <<<"unlink /f"
+
+	snap list "$IMG"
+	assert_success
+	[ "${#lines[@]}" -eq 3 ]
+	assert_line -n 0 --regexp '^NAME +TAKEN +BLOCKS +STATE$'
+	assert_line -n 1 --regexp '^first +[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z +[0-9]+ +ok$'
+	assert_line -n 2 --regexp '^second one +[0-9-]{10}T[0-9:]{8}Z +[0-9]+ +ok$'
+
+	snap list --json "$IMG"
+	assert_success
+	[ "$(jq length <<<"$output")" -eq 2 ]
+	[ "$(jq -r '.[0].name' <<<"$output")" = first ]
+	[ "$(jq -r '.[1].name' <<<"$output")" = "second one" ]
+	# the time is the same moment as text and as a number, and recent
+	local t ts
+	t=$(jq -r '.[1].time' <<<"$output")
+	ts=$(jq -r '.[1].timestamp' <<<"$output")
+	[ "$(date -u -d "@$ts" +%Y-%m-%dT%H:%M:%SZ)" = "$t" ]
+	[ $(($(date +%s) - ts)) -lt 600 ]
+	# "second" holds the 25 data blocks of /f, freed after it was taken
+	[ "$(jq '.[1].blocks' <<<"$output")" -ge 25 ]
+	# the text shows the same counts
+	assert_equal "$("$SNAP" list "$IMG" | awk 'NR > 1 { print $(NF - 1) }' | paste -sd' ')" \
+		"$(jq -r '[.[].blocks] | map(tostring) | join(" ")' <<<"$output")"
+}
+
+@test "info shows the snapshot and the file system as it sees it" {
+	require_cmd jq
+	mkimg "$IMG"
+	printf '%s\n' "mkdir /d" "create /d/f" "write /d/f 0 64K 2" >"$T/s"
+	"$REPLAY" "$IMG" "$T/s"
+	"$SNAP" create "$IMG" s
+	"$REPLAY" "$IMG" - <<<"unlink /d/f"
+
+	snap info --json "$IMG" s
+	assert_success
+	[ "$(jq -r .name <<<"$output")" = s ]
+	[ "$(jq .slot <<<"$output")" -eq 0 ]
+	[ "$(jq .inode <<<"$output")" -gt 0 ]
+	# the view still has /d/f: its counts are those of the image then
+	"$SNAP" export "$IMG" s "$T/then.img"
+	run "$FSCK" -f -n --json "$T/then.img"
+	local fj=$output
+	snap info --json "$IMG" s
+	[ "$(jq .view.blocks_used <<<"$output")" -eq "$(jq .blocks.used <<<"$fj")" ]
+	[ "$(jq .view.inodes_used <<<"$output")" -eq "$(jq .inodes.used <<<"$fj")" ]
+	[ "$(jq .view.block_size <<<"$output")" -eq 4096 ]
+
+	snap info "$IMG" s
+	assert_success
+	assert_line -n 0 "Name:           s"
+	assert_line -n 1 "Slot:           0"
+	assert_line --regexp '^Inode: +[0-9]+ \(/\.snap/s\)$'
+	assert_line --regexp '^Taken: +[0-9-]{10}T[0-9:]{8}Z$'
+	assert_line "State:          ok"
+	assert_line --regexp '^  Blocks used: +[0-9]+ of 4096$'
+	assert_line --regexp '^  Inodes used: +[0-9]+ of 1024$'
+}
+
+@test "create refuses a name that exists" {
+	mkimg "$IMG"
+	"$SNAP" create "$IMG" s
+	local before
+	before=$(sha "$IMG")
+	snap create "$IMG" s
+	assert_failure 3
+	assert_equal "$stderr" "sufs-snap: $IMG: a snapshot named \"s\" exists already"
+	snap list "$IMG"
+	[ "${#lines[@]}" -eq 2 ]
+}
+
+@test "create refuses a name that cannot be a file name in /.snap" {
+	local name long
+	long=$(printf 'n%.0s' $(seq 256))
+	mkimg "$IMG"
+	local before
+	before=$(sha "$IMG")
+	for name in "" "a/b" "/" "." ".." "$long"; do
+		snap create "$IMG" "$name"
+		assert_failure 2
+		[[ $stderr == "sufs-snap: bad snapshot name"* ]]
+	done
+	snap create "$IMG" a/b
+	assert_equal "$stderr" "sufs-snap: bad snapshot name \"a/b\": it contains '/'"
+	snap info "$IMG" ..
+	assert_failure 2
+	snap delete "$IMG" ""
+	assert_failure 2
+	assert_equal "$stderr" "sufs-snap: bad snapshot name \"\": it is empty"
+	snap export "$IMG" "$long" "$T/out.img"
+	assert_failure 2
+	assert_equal "$stderr" "sufs-snap: bad snapshot name: it is longer than 255 bytes"
+	[ ! -e "$T/out.img" ]
+	# untouched; a 255-byte name is fine
+	[ "$(sha "$IMG")" = "$before" ]
+	snap create "$IMG" "${long:1}"
+	assert_success
+}
+
+@test "create says when all 20 slots are taken" {
+	local i
+	mkimg "$IMG"
+	for i in $(seq 1 20); do
+		"$SNAP" create "$IMG" "s$i"
+	done
+	snap create "$IMG" s21
+	assert_failure 1
+	assert_equal "$stderr" "sufs-snap: $IMG: all 20 snapshot slots are taken: delete a snapshot first"
+	"$SNAP" delete "$IMG" s7
+	snap create "$IMG" s21
+	assert_success
+	fsck_clean "$IMG"
+}
+
+@test "create says when there is no space left" {
+	mkimg "$IMG"
+	printf '%s\n' "create /big" "!ENOSPC write /big 0 20M" >"$T/s"
+	"$REPLAY" "$IMG" "$T/s"
+	snap create "$IMG" s
+	assert_failure 1
+	assert_equal "$stderr" "sufs-snap: $IMG: no space left for snapshot \"s\""
+	snap list "$IMG"
+	assert_output ""
+	fsck_clean "$IMG"
+}
+
+@test "create tells a file left by an interrupted create from a user's file" {
+	mkimg "$IMG"
+	# what a crash in the middle of create leaves: a snapshot file, no slot
+	"$DEBUG" -w -f - "$IMG" <<-EOF
+		mkdir /.snap 0700
+		create /.snap/half
+		create /.snap/mine
+		set_inode_field /.snap/half flags 1
+	EOF
+	snap create "$IMG" half
+	assert_failure 3
+	assert_equal "$stderr" "sufs-snap: $IMG: /.snap/half is left from a create that did not finish: remove it with sufs-snap delete"
+	snap create "$IMG" mine
+	assert_failure 3
+	assert_equal "$stderr" "sufs-snap: $IMG: /.snap/mine exists and is not a snapshot"
+	snap delete "$IMG" mine
+	assert_failure 3
+	snap delete "$IMG" half
+	assert_success
+	snap create "$IMG" half
+	assert_success
+	fsck_clean "$IMG"
+}
+
+@test "a snapshot that lost a copy for lack of room is shown broken and can only be deleted" {
+	require_cmd jq
+	mkimg "$IMG"
+	"$REPLAY" "$IMG" - <<<$'create /f\nwrite /f 0 4M 1'
+	"$SNAP" create "$IMG" s
+	# fill the rest, then overwrite /f: its old blocks have nowhere to go
+	"$REPLAY" "$IMG" - <<<$'create /g\n!ENOSPC write /g 0 20M 2\nwrite /f 0 1M 3'
+	snap list "$IMG"
+	assert_success
+	assert_line -n 1 --regexp '^s +[0-9-]{10}T[0-9:]{8}Z +[0-9]+ +broken$'
+	snap info --json "$IMG" s
+	assert_success
+	[ "$(jq .broken <<<"$output")" = true ]
+	[ "$(jq .view <<<"$output")" = null ]
+	snap info "$IMG" s
+	assert_line --regexp '^State: +broken '
+	mkdir "$T/out"
+	snap export "$IMG" s "$T/out/then.img"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-snap: $IMG: snapshot \"s\" is broken (a copy could not be made for lack of room): it can only be deleted"
+	[ -z "$(ls -A "$T/out")" ]
+	snap delete "$IMG" s
+	assert_success
+	fsck_clean "$IMG"
+}
+
+@test "info, delete and export of a snapshot that is not there say so" {
+	mkimg "$IMG"
+	"$SNAP" create "$IMG" here
+	snap info "$IMG" there
+	assert_failure 3
+	assert_equal "$stderr" "sufs-snap: $IMG: no snapshot named \"there\""
+	snap delete "$IMG" there
+	assert_failure 3
+	assert_equal "$stderr" "sufs-snap: $IMG: no snapshot named \"there\""
+	mkdir "$T/out"
+	snap export "$IMG" there "$T/out/then.img"
+	assert_failure 3
+	assert_equal "$stderr" "sufs-snap: $IMG: no snapshot named \"there\""
+	[ -z "$(ls -A "$T/out")" ]
+}
+
+@test "a missing, truncated or foreign image is an error naming it" {
+	snap list "$T/nope.img"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-snap: $T/nope.img: No such file or directory"
+	snap create "$T/nope.img" s
+	assert_failure 1
+	[ ! -e "$T/nope.img" ]
+
+	head -c 1M /dev/zero >"$T/zero.img"
+	snap create "$T/zero.img" s
+	assert_failure 1
+	assert_equal "$stderr" "sufs-snap: $T/zero.img: not a sufs file system (bad magic number)"
+	cmp "$T/zero.img" <(head -c 1M /dev/zero)
+
+	mkimg "$IMG"
+	truncate -s 8M "$IMG"
+	snap list "$IMG"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-snap: $IMG: image is shorter than its superblock says (truncated)"
+}
+
+@test "export will not overwrite without -f, nor write over a non-file or the image" {
+	mkimg "$IMG"
+	"$SNAP" create "$IMG" s
+	echo keep >"$T/out.img"
+	snap export "$IMG" s "$T/out.img"
+	assert_failure 2
+	assert_equal "$stderr" "sufs-snap: $T/out.img: exists (use -f to replace it)"
+	[ "$(cat "$T/out.img")" = keep ]
+	snap export -f "$IMG" s "$T/out.img"
+	assert_success
+	fsck_clean "$T/out.img"
+
+	snap export -f "$IMG" s "$IMG"
+	assert_failure 2
+	assert_equal "$stderr" "sufs-snap: $IMG: is the image itself"
+	mkdir "$T/dir"
+	snap export -f "$IMG" s "$T/dir"
+	assert_failure 2
+	assert_equal "$stderr" "sufs-snap: $T/dir: exists and is not a regular file"
+	fsck_clean "$IMG"
+}
+
+@test "an export that fails leaves no image behind and the old one as it was" {
+	mkimg "$IMG"
+	"$SNAP" create "$IMG" s
+	mkdir "$T/out"
+	echo keep >"$T/out/then.img"
+	# a file size limit of 1 MiB: the 16 MiB output cannot be made
+	run --separate-stderr bash -c 'ulimit -f 1024; exec "$0" "$@"' \
+		"$SNAP" export -f "$IMG" s "$T/out/then.img"
+	assert_failure 1
+	[[ $stderr == "sufs-snap: $T/out/then.img: exporting snapshot \"s\" of $IMG: File too large"* ]]
+	[ "$(cat "$T/out/then.img")" = keep ]
+	run --separate-stderr bash -c 'ulimit -f 1024; exec "$0" "$@"' \
+		"$SNAP" export "$IMG" s "$T/out/new.img"
+	assert_failure 1
+	# no new image, and no temporary file left either
+	assert_equal "$(ls -A "$T/out")" "then.img"
+}
+
+@test "usage errors: no command, unknown command, wrong arguments, options out of place" {
+	mkimg "$IMG"
+	snap
+	assert_failure 2
+	[[ $stderr == "sufs-snap: no command given"* ]]
+	snap snapshot "$IMG"
+	assert_failure 2
+	[[ $stderr == "sufs-snap: unknown command: snapshot"* ]]
+	snap create "$IMG"
+	assert_failure 2
+	assert_equal "$stderr" "sufs-snap: create: expects IMAGE NAME"
+	snap list "$IMG" extra
+	assert_failure 2
+	snap export "$IMG" s
+	assert_failure 2
+	assert_equal "$stderr" "sufs-snap: export: expects IMAGE NAME OUT"
+	snap create --json "$IMG" s
+	assert_failure 2
+	assert_equal "$stderr" "sufs-snap: --json: only for list and info"
+	snap delete -f "$IMG" s
+	assert_failure 2
+	assert_equal "$stderr" "sufs-snap: -f: only for export"
+	snap list --bogus "$IMG"
+	assert_failure 2
+	# nothing was made
+	snap list "$IMG"
+	assert_output ""
+	# a name may start with '-' after --
+	snap create "$IMG" -- -dash
+	assert_success
+	snap list --json "$IMG"
+	[[ $output == *'"name": "-dash"'* ]]
+}
+
+@test "--help and --version" {
+	snap --help
+	assert_success
+	assert_line -n 0 "Usage: sufs-snap create IMAGE NAME"
+	[[ $output == *"export [-f] [-q] IMAGE NAME OUT"* ]]
+	snap --version
+	assert_success
+	assert_output --regexp '^sufs-snap \(sufs\) [0-9]+\.[0-9]+'
+}
