@@ -10,6 +10,7 @@
 #include "sufs_int.h"
 
 #include <errno.h>
+#include <stdlib.h>
 
 int block_in_range(struct sufs_fs *fs, uint64_t blk)
 {
@@ -238,13 +239,35 @@ int alloc_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino, 
  * buffer, if any, need not be written any more.  A snapshot that still
  * needs the block claims it instead (snap.c).
  */
+static int free_later(struct sufs_fs *fs, void *arg)
+{
+	uint64_t *blk = arg;
+	int err = fs ? free_block(fs, *blk) : 0;
+
+	free(blk);
+	return err;
+}
+
 int free_block(struct sufs_fs *fs, uint64_t blk)
 {
 	struct buf *b = cache_lookup(fs, blk);
+	upd_id hold;
+	uint64_t *arg;
 	int err;
 
 	if (!block_in_range(fs, blk))
 		return -SUFS_ECORRUPT;
+	if (b && (hold = snap_hold(b)) != 0) {
+		/* its old contents are on their way to a snapshot: reused before
+		 * that copy is on disk, the snapshot would read the new ones */
+		if (!(arg = malloc(sizeof(*arg))))
+			return -ENOMEM;
+		*arg = blk;
+		err = deps_defer(fs, &hold, 1, free_later, arg);
+		if (err)
+			free(arg);
+		return err;
+	}
 	if (fs->nsnaps && snap_claim(fs, blk))
 		return 0; /* a snapshot took it: unchanged since, it stays allocated */
 	if (b) {

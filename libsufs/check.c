@@ -2181,6 +2181,7 @@ static int snap_claims(struct chk *c)
 		else
 			rc = bitmap_set(fs, SUFS_BITMAP_BLOCK, c->snapclaims[i], 0, NULL);
 	}
+	c->nsnapclaims = 0; /* pass 5 may run again (prepare_alloc) */
 	return rc < 0 ? rc : 0;
 }
 

@@ -290,7 +290,9 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 		/* fold into the one undoable update it overlaps: adds no wait */
 		if (merge_into(d, only, b->data, off, len) == 0) {
 			d->merged++;
-			only->kind = (uint8_t)kind;
+			/* a copy-on-write hold stays one (free_block() looks) */
+			if (only->kind != UPD_COPYONWRITE)
+				only->kind = (uint8_t)kind;
 			return only->id;
 		}
 	} else if (noverlap == 0 && nw == 0 && t && !undoable(t) && !t->inflight &&

@@ -276,11 +276,12 @@ int block_new(struct sufs_fs *fs, uint64_t goal, enum buf_type type, enum upd_ki
  * them wait for them; with pblk 0 only the path is made (so that indirect
  * blocks come before the data they map).  A pointer that lands in the
  * inode itself is set in *in, and what it waits for is added to iw: the
- * caller stores the inode with iw.  *pid (if not NULL) is the update that
- * sets a pointer that lands in an indirect block, else 0.
+ * caller stores the inode with iw.  Into path (if not NULL) go the updates
+ * that set pointers in indirect blocks on the way, the last one's
+ * included: once they and the inode's store are on disk, so is the path.
  */
 int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t pblk,
-	     uint64_t goal, const struct waits *pw, struct waits *iw, upd_id *pid)
+	     uint64_t goal, const struct waits *pw, struct waits *iw, struct waits *path)
 {
 	uint32_t idx[4];
 	int depth, level, err;
@@ -290,8 +291,6 @@ int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t 
 	unsigned i;
 	upd_id id;
 
-	if (pid)
-		*pid = 0;
 	err = bmap_path(fs, lblk, &depth, idx);
 	if (err)
 		return err;
@@ -333,8 +332,10 @@ int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t 
 				return -EEXIST;
 			}
 			id = buf_update(fs, b, 8 * idx[level], 8, UPD_ALLOCINDIR, pw);
-			if (pid)
-				*pid = id;
+			if (path && (err = waits_add(path, id)) != 0) {
+				buf_put(fs, b);
+				return err;
+			}
 			put64(b->data + 8 * idx[level], pblk);
 			in->blocks++;
 		} else if (!child) {
@@ -345,7 +346,11 @@ int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t 
 				return err;
 			}
 			buf_put(fs, nb);
-			buf_update(fs, b, 8 * idx[level], 8, UPD_ALLOCINDIR, &cw);
+			id = buf_update(fs, b, 8 * idx[level], 8, UPD_ALLOCINDIR, &cw);
+			if (path && (err = waits_add(path, id)) != 0) {
+				buf_put(fs, b);
+				return err;
+			}
 			put64(b->data + 8 * idx[level], child);
 			in->blocks++;
 		}

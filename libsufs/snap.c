@@ -126,24 +126,25 @@ static int snap_remove_active(struct sufs_fs *fs, unsigned slot)
 
 /* ---- copy on write --------------------------------------------------------- */
 
-/* Point logical block lblk of snapshot s at pblk.  *ptr is the update that,
- * once on disk, means the pointer (and the path to it) is. */
+/* Point logical block lblk of snapshot s at pblk.  Into ptr go the updates
+ * that, once on disk, mean the pointer and the whole path to it are. */
 static int snap_point(struct sufs_fs *fs, struct snap *s, uint64_t lblk, uint64_t pblk,
 		      const struct waits *pw, struct waits *ptr)
 {
 	struct sufs_inode in;
-	struct waits iw = { 0 };
-	upd_id leaf = 0, store = 0;
+	struct waits iw = { 0 }, path = { 0 };
+	upd_id store = 0;
+	unsigned i;
 	int err = inode_load(fs, s->ino, &in);
 
 	if (!err)
-		err = bmap_set(fs, &in, lblk, pblk, lblk, pw, &iw, &leaf);
+		err = bmap_set(fs, &in, lblk, pblk, lblk, pw, &iw, &path);
 	if (!err)
 		err = inode_store(fs, s->ino, &in, UPD_ALLOCDIRECT, &iw, &store);
-	if (!err && ptr) {
-		waits_add(ptr, leaf);
-		waits_add(ptr, store);
-	}
+	if (!err)
+		err = waits_add(&path, store);
+	for (i = 0; ptr && !err && i < path.n; i++)
+		err = waits_add(ptr, path.id[i]);
 	return err;
 }
 
@@ -212,6 +213,17 @@ void snap_cow(struct sufs_fs *fs, struct buf *b)
 	free(old);
 	if (ptr.n && fs->broken_rule != 4)
 		buf_update(fs, b, 0, fs->bsize, UPD_COPYONWRITE, &ptr);
+}
+
+/* The pending copy-on-write update of b, or 0. */
+upd_id snap_hold(const struct buf *b)
+{
+	const struct upd *u;
+
+	for (u = b->upds; u; u = u->bnext)
+		if (u->kind == UPD_COPYONWRITE)
+			return u->id;
+	return 0;
 }
 
 /* A block is being freed: a snapshot that needs it takes it.  1 if one did. */

@@ -289,7 +289,7 @@ int inode_walk(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in, su
 int block_new(struct sufs_fs *fs, uint64_t goal, enum buf_type type, enum upd_kind kind,
 	      uint64_t *blk, struct buf **out, struct waits *w);
 int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t pblk,
-	     uint64_t goal, const struct waits *pw, struct waits *iw, upd_id *pid);
+	     uint64_t goal, const struct waits *pw, struct waits *iw, struct waits *path);
 int inode_valid_ino(struct sufs_fs *fs, uint32_t ino);
 uint64_t inode_max_blocks(struct sufs_fs *fs);
 int bmap_get(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk, uint64_t *pblk);
@@ -327,6 +327,7 @@ int snap_is_file(const struct sufs_fs *fs, uint32_t ino);
 int snap_needs(const struct sufs_fs *fs, uint64_t blk);
 void snap_cow(struct sufs_fs *fs, struct buf *b);
 int snap_claim(struct sufs_fs *fs, uint64_t blk);
+upd_id snap_hold(const struct buf *b);
 void snap_view_throttle(struct sufs_dev *view, uint32_t kib);
 
 /* dirhash.c */

@@ -113,7 +113,7 @@ crash() {
 	assert_failure 1
 	crash --crash-check --crash-state final "$BASE" "$T/w"
 	assert_failure 1
-	crash --break-rule 4 --crash-check "$BASE" "$T/w"
+	crash --break-rule 5 --crash-check "$BASE" "$T/w"
 	assert_failure 1
 	crash --crash-check "$T/missing.img" "$T/w"
 	assert_failure 2
