@@ -233,6 +233,7 @@ int sufs_open_dev(struct sufs_dev *dev, unsigned flags, uint64_t sb_offset,
 	if (err)
 		return err;
 	fs->sb_offset = sb_offset;
+	fs->was_clean = (sb.state & SUFS_STATE_CLEAN) != 0;
 	err = read_gdt(fs);
 	if (err) {
 		fs_free_struct(fs);

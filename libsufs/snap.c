@@ -678,6 +678,10 @@ static int freeze(struct freeze *z, uint32_t new_ino)
 		total += z->expunged[g];
 	sb.free_blocks += total;
 	memset(sb.snap, 0, sizeof(sb.snap));
+	/* everything was just written back: the view is as clean as the
+	 * image was when it was opened (a crash before that left leaks) */
+	if (fs->was_clean)
+		sb.state |= SUFS_STATE_CLEAN;
 	for (i = 0; i < sb.gdt_blocks && !err; i++) {
 		sufs_group_layout(&fs->sb, 0, &l);
 		err = frozen_add(z, l.gdt_start + i, &data);

@@ -188,6 +188,7 @@ struct sufs_fs {
 	uint8_t *gdt_dirty;             /* one flag per GDT block */
 	int sb_dirty;
 	unsigned flags;                 /* SUFS_OPEN_* */
+	int was_clean;                  /* the image was clean when opened */
 	int mkfs;                       /* formatted by sufs_mkfs, not yet committed */
 	uint32_t bsize;
 	uint32_t bshift;
