@@ -5,6 +5,11 @@
  * from the options (fsck(8)'s -n, -y, -p, plus -f, leak-only and -s), asks
  * questions on a terminal, prints what the library reports (as text or as
  * JSON), draws progress and turns the outcome into fsck(8)'s exit status.
+ *
+ * With -b it runs the background check instead (sufs_check_background):
+ * the image is opened for writing as the live file system, a snapshot of
+ * it is checked for leaks, and what is found is freed on the live image.
+ * It asks nothing: the library decides, leaks only, after the check.
  */
 #include "config.h"
 
@@ -32,6 +37,8 @@ struct ui {
 	const char *image;
 	unsigned flags;
 	int json, verbose, interactive, yes_all;
+	int background;            /* -b */
+	char refused[128];         /* -b refused: why */
 	int asked;                 /* the current problem was asked and answered */
 	int progress_fd;           /* -1: none */
 	int bar;                   /* draw a bar (struct progress) */
@@ -45,6 +52,10 @@ struct ui {
 	size_t npasses;
 };
 
+/* A background check refused (fsck_ffs -F and -B have their own status
+ * too): not one of fsck(8)'s bits, so a caller cannot mistake it. */
+#define EXIT_BG_REFUSED 64
+
 static volatile sig_atomic_t interrupted;
 
 static void on_sigint(int sig)
@@ -57,6 +68,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [-n | -y | -p] [-f] [-L] [-v] [-C FD] [--json] [-s SB] IMAGE\n"
+		"       %s -b [-n | -y | -p] [--throttle KIB] [-v] [-C FD] [--json] IMAGE\n"
 		"Check a sufs file system and repair what is wrong.\n"
 		"\n"
 		"  -n                 answer no to every question; never open IMAGE for writing\n"
@@ -69,6 +81,10 @@ static void usage(FILE *f)
 		"  -C FD              progress to file descriptor FD (a bar on a terminal,\n"
 		"                     \"PASS DONE TOTAL IMAGE\" lines otherwise; 0: a bar)\n"
 		"  -s SB              use the superblock at byte offset SB, or BLOCK:BLOCKSIZE\n"
+		"  -b, --background   check a snapshot of the live file system for leaks and\n"
+		"                     free them on it (images written in softdep mode only);\n"
+		"                     with -n nothing is freed, but the snapshot is written\n"
+		"      --throttle KIB with -b: read the snapshot at most KIB KiB/s\n"
 		"      --json         a machine-readable report on standard output\n"
 		"      --help         show this help and exit\n"
 		"      --version      show the version and exit\n"
@@ -77,8 +93,9 @@ static void usage(FILE *f)
 		"the answer is no (as -n).\n"
 		"Exit status (bits, ORed): 0 no errors, 1 errors corrected, 4 errors left\n"
 		"uncorrected, 8 operational error, 16 usage error, 32 cancelled,\n"
-		"128 library error.  See fsck.sufs(8).\n",
-		prog);
+		"128 library error; with -b, 64 alone: refused, run a full check.\n"
+		"See fsck.sufs(8).\n",
+		prog, prog);
 }
 
 /* Print a message with its first letter capitalised. */
@@ -187,6 +204,18 @@ static void ui_report(void *arg, const struct sufs_problem *p, int fixed)
 		return;
 	}
 	progress_off(u);
+	if (u->background) {
+		/* as found in the snapshot: what becomes of it is decided after
+		 * the check, for all alike (the summary says) */
+		if ((u->flags & SUFS_CHECK_PREEN) && (p->def->flags & SUFS_PR_LEAK) &&
+		    !u->verbose)
+			return;
+		if (u->flags & SUFS_CHECK_PREEN)
+			printf("%s: ", u->image);
+		put_message(stdout, p->message);
+		printf(".\n");
+		return;
+	}
 	if (u->flags & SUFS_CHECK_PREEN) {
 		/* preen is quiet about what it may fix, unless -v */
 		if (fixed && !u->verbose)
@@ -248,10 +277,14 @@ static int ui_cancelled(void *arg)
 
 static void print_json(struct ui *u, const struct sufs_check_result *r, int status)
 {
+	/* -b decides for every problem at once, after the check: they were
+	 * fixed when the fixes were applied and none was left */
+	int bg_fixed = (status & SUFS_EXIT_CORRECTED) && !(status & SUFS_EXIT_UNCORRECTED);
 	size_t i;
 
 	printf("{\n  \"image\": ");
 	json_str(stdout, u->image, strlen(u->image));
+	printf(",\n  \"background\": %s", u->background ? "true" : "false");
 	printf(",\n  \"status\": %d,\n", status);
 	printf("  \"skipped\": %s,\n  \"halted\": %s,\n  \"modified\": %s,\n",
 	       r->skipped ? "true" : "false", r->halted ? "true" : "false",
@@ -270,7 +303,7 @@ static void print_json(struct ui *u, const struct sufs_check_result *r, int stat
 		       "\"message\": ", i ? "," : "", j->def->code, j->def->name, j->def->pass,
 		       (j->def->flags & SUFS_PR_LEAK) ? "true" : "false");
 		json_str(stdout, j->message, strlen(j->message));
-		printf(", \"fixed\": %s}", j->fixed ? "true" : "false");
+		printf(", \"fixed\": %s}", (u->background ? bg_fixed : j->fixed) ? "true" : "false");
 	}
 	printf("%s],\n", u->nprobs ? "\n  " : "");
 	printf("  \"counts\": {\"problems\": %u, \"fixed\": %u, \"leaks\": %u, \"other\": %u},\n",
@@ -279,13 +312,15 @@ static void print_json(struct ui *u, const struct sufs_check_result *r, int stat
 	printf("  \"blocks\": {\"used\": %llu, \"total\": %llu},\n",
 	       (unsigned long long)r->blocks_used, (unsigned long long)r->blocks_count);
 	printf("  \"error\": ");
-	if (r->error) {
+	if (u->refused[0]) {
+		json_str(stdout, u->refused, strlen(u->refused));
+	} else if (r->error) {
 		const char *m = sufs_strerror(r->error);
 		json_str(stdout, m, strlen(m));
 	} else {
 		printf("null");
 	}
-	printf("\n}");
+	printf("\n}\n");
 }
 
 static void print_summary(struct ui *u, const struct sufs_check_result *r)
@@ -299,11 +334,16 @@ static void print_summary(struct ui *u, const struct sufs_check_result *r)
 	if (r->halted && (u->flags & SUFS_CHECK_PREEN)) {
 		printf("\n%s: UNEXPECTED INCONSISTENCY; RUN fsck.sufs MANUALLY.\n"
 		       "\t(i.e., without -a or -p options)\n", u->image);
+		if (u->background)
+			printf("%s: the file system is flagged as needing a full check.\n",
+			       u->image);
 		return;
 	}
 	if (r->halted) {
-		printf("\n%s: problems worse than leaks found: nothing was changed.\n"
-		       "%s: run a full check: fsck.sufs -f %s\n", u->image, u->image, u->image);
+		printf("\n%s: problems worse than leaks found: nothing was changed.\n", u->image);
+		if (u->background && !(u->flags & SUFS_CHECK_NO))
+			printf("%s: the file system is flagged as needing a full check.\n", u->image);
+		printf("%s: run a full check: fsck.sufs -f %s\n", u->image, u->image);
 		return;
 	}
 	if (r->status & SUFS_EXIT_CANCELLED)
@@ -340,10 +380,99 @@ static int parse_sb(const char *s, uint64_t *off)
 	return 0;
 }
 
+/* Why the library would refuse a background check of this superblock
+ * (sufs_check_background()'s rule), in why; 0 when it would not. */
+static int bg_refusal(const struct sufs_super *sb, char *why, size_t len)
+{
+	if (sb->flags & SUFS_FLAG_NEEDS_FSCK) {
+		snprintf(why, len, "it is flagged as needing a full check");
+		return 1;
+	}
+	if (sb->write_mode != SUFS_MODE_SOFTDEP) {
+		snprintf(why, len, "it was last written in %s mode (the background "
+			 "check needs softdep)", sufs_mode_name(sb->write_mode));
+		return 1;
+	}
+	return 0;
+}
+
+static void bg_refused(struct ui *u, const char *why)
+{
+	snprintf(u->refused, sizeof(u->refused), "background check refused: %s", why);
+	errmsg("%s: cannot check in the background: %s", u->image, why);
+	errmsg("%s: run a full check: fsck.sufs -f %s", u->image, u->image);
+}
+
+/*
+ * -b: the background check of the image as a live file system.  Returns
+ * as sufs_check() does, or -SUFS_EBGREFUSED (said on stderr) with the
+ * image as it was.
+ */
+static int run_background(struct ui *u, const struct sufs_check_opts *o,
+			  struct sufs_check_result *r)
+{
+	const struct sufs_super *sb;
+	struct sufs_fs *fs;
+	char why[128];
+	int rc, err, refused;
+
+	/* The refusal is decided on a read-only look first: opened for
+	 * writing, the image is marked in use at once, and closing it would
+	 * record this session's mode over the one that makes it refused. */
+	memset(r, 0, sizeof(*r));
+	rc = sufs_open(u->image, 0, &fs);
+	if (!rc) {
+		refused = bg_refusal(sufs_get_super(fs), why, sizeof(why));
+		sufs_close(fs);
+		if (refused) {
+			bg_refused(u, why);
+			return -SUFS_EBGREFUSED;
+		}
+		rc = sufs_open(u->image, SUFS_OPEN_RDWR, &fs);
+	}
+	if (rc) {
+		r->error = rc;
+		r->status = rc == -ENOMEM ? SUFS_EXIT_LIBERROR : SUFS_EXIT_OPERROR;
+		return rc;
+	}
+	rc = sufs_check_background(fs, o, r);
+	if (rc == -SUFS_EBGREFUSED) {
+		/* changed by another writer between the two opens: leave it
+		 * to the full check as it is, not closed by us */
+		if (!bg_refusal(sufs_get_super(fs), why, sizeof(why)))
+			snprintf(why, sizeof(why), "the library refused it");
+		sufs_abandon(fs);
+		bg_refused(u, why);
+		return rc;
+	}
+	/* the check of the snapshot is a leak-only one that writes nothing:
+	 * it halts at anything worse as one that writes would */
+	if (!rc && r->nonleaks)
+		r->halted = 1;
+	/* the counts of the live file system as its superblock has them now
+	 * (the check's are the snapshot's: with the snapshot's own file, and
+	 * before the fixes) */
+	sb = sufs_get_super(fs);
+	r->inodes_count = sb->inodes_count;
+	r->inodes_used = sb->inodes_count - sb->free_inodes;
+	r->blocks_count = sb->blocks_count;
+	r->blocks_used = sb->blocks_count - sb->free_blocks;
+	err = sufs_close(fs);
+	if (err && !rc) {
+		rc = err;
+		r->error = err;
+		r->error_where = "closing the file system";
+		r->status |= SUFS_EXIT_OPERROR;
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "leaks-only", no_argument, NULL, 'L' },
+		{ "background", no_argument, NULL, 'b' },
+		{ "throttle", required_argument, NULL, 'T' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'H' },
 		{ "version", no_argument, NULL, 'V' },
@@ -353,14 +482,14 @@ int main(int argc, char **argv)
 	struct sufs_check_result r;
 	struct ui u;
 	struct sigaction sa;
-	int c, modes = 0, status, rc;
+	int c, modes = 0, status, rc, throttle = 0;
 	uint32_t fd;
 
 	prog_init("fsck.sufs");
 	memset(&u, 0, sizeof(u));
 	memset(&o, 0, sizeof(o));
 	u.progress_fd = -1;
-	while ((c = getopt_long(argc, argv, "nypafLvC:s:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "nypafLbvC:s:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n': o.flags |= SUFS_CHECK_NO; modes++; break;
 		case 'y': o.flags |= SUFS_CHECK_YES; modes++; break;
@@ -368,6 +497,14 @@ int main(int argc, char **argv)
 		case 'a': o.flags |= SUFS_CHECK_PREEN; modes++; break;
 		case 'f': o.flags |= SUFS_CHECK_FORCE; break;
 		case 'L': o.flags |= SUFS_CHECK_LEAKS_ONLY; break;
+		case 'b': u.background = 1; break;
+		case 'T':
+			if (parse_u32(optarg, &o.throttle_kib)) {
+				errmsg("--throttle: not a number of KiB per second: %s", optarg);
+				return SUFS_EXIT_USAGE;
+			}
+			throttle = 1;
+			break;
 		case 'v': u.verbose = 1; break;
 		case 'J': u.json = 1; break;
 		case 'C':
@@ -400,8 +537,18 @@ int main(int argc, char **argv)
 		errmsg("-n, -y and -p exclude each other");
 		return SUFS_EXIT_USAGE;
 	}
+	if (u.background && ((o.flags & SUFS_CHECK_LEAKS_ONLY) || o.sb_offset)) {
+		errmsg("-b checks leaks only, from the primary superblock: no -L or -s");
+		return SUFS_EXIT_USAGE;
+	}
+	if (throttle && !u.background) {
+		errmsg("--throttle goes with -b");
+		return SUFS_EXIT_USAGE;
+	}
 	u.image = argv[optind];
-	if (!modes && (o.flags & SUFS_CHECK_LEAKS_ONLY)) {
+	if (u.background) {
+		/* nothing to ask: the background fixes leaks only, unless -n */
+	} else if (!modes && (o.flags & SUFS_CHECK_LEAKS_ONLY)) {
 		o.flags |= SUFS_CHECK_YES; /* leak-only: yes to leaks, no to the rest */
 	} else if (!modes) {
 		if (!u.json && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
@@ -425,8 +572,16 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	rc = sufs_check(u.image, &o, &r);
+	rc = u.background ? run_background(&u, &o, &r) : sufs_check(u.image, &o, &r);
 	progress_off(&u);
+	if (rc == -SUFS_EBGREFUSED) {
+		/* said on stderr; the JSON says it too */
+		if (u.json) {
+			r.error = rc;
+			print_json(&u, &r, EXIT_BG_REFUSED);
+		}
+		return EXIT_BG_REFUSED;
+	}
 	status = r.status;
 	if (rc && !(status & (SUFS_EXIT_OPERROR | SUFS_EXIT_LIBERROR)))
 		status |= SUFS_EXIT_OPERROR;
