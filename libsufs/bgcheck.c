@@ -401,6 +401,8 @@ static void record(struct sufs_fs *fs, int status)
 	fs->sb.check_result = (uint32_t)status;
 	if (status & SUFS_EXIT_UNCORRECTED)
 		fs->sb.flags |= SUFS_FLAG_NEEDS_FSCK;
+	else
+		fs->was_clean = 1; /* no leak left: it closes clean */
 	if (fs_write_super(fs, 0) == 0)
 		sufs_dev_barrier(fs->dev);
 }
@@ -462,6 +464,7 @@ int sufs_check_background(struct sufs_fs *fs, const struct sufs_check_opts *o,
 		r->fixed = 0;
 		if (r->nonleaks) {
 			r->status = SUFS_EXIT_UNCORRECTED;
+			r->halted = 1;
 		} else if (!(o->flags & SUFS_CHECK_NO)) {
 			/* the leaked blocks and inodes last, after what the other
 			 * fixes free has gone back (deferred): a block past the
@@ -499,7 +502,8 @@ int sufs_check_background(struct sufs_fs *fs, const struct sufs_check_opts *o,
 	rest = sufs_snap_delete(fs, bg_name);
 	if (!err && rest)
 		err = rest;
-	if (!err && !(o->flags & SUFS_CHECK_NO))
+	/* an interrupted check decides nothing: nothing is recorded */
+	if (!err && !(o->flags & SUFS_CHECK_NO) && !(r->status & SUFS_EXIT_CANCELLED))
 		record(fs, r->status);
 	sufs_unlock(fs);
 out:

@@ -323,7 +323,10 @@ int sufs_close(struct sufs_fs *fs)
 	int err = 0;
 
 	if (fs->flags & SUFS_OPEN_RDWR) {
-		if (!(fs->flags & SUFS_OPEN_NOFLAGS) || fs->sb_dirty || fs->mkfs)
+		/* clean only if it was: the leaks a crash left stay until a
+		 * check (the checker, opening with NOFLAGS, decides itself) */
+		if ((!(fs->flags & SUFS_OPEN_NOFLAGS) && fs->was_clean) || fs->sb_dirty ||
+		    fs->mkfs)
 			fs->sb.state |= SUFS_STATE_CLEAN;
 		/* a new file system went out whole before its superblock: it is
 		 * ready for the default mode */
