@@ -186,6 +186,14 @@ static void snap_break(struct sufs_fs *fs, struct snap *s)
  * contents into each snapshot that needs them, and make b's changes wait
  * for those copies (module comment).
  */
+/* The hold itself: all of b, its old bytes kept, waiting for ptr. */
+static void hold(struct sufs_fs *fs, struct buf *b, struct waits *ptr)
+{
+	if (ptr->n && fs->broken_rule != 4)
+		buf_update(fs, b, 0, fs->bsize, UPD_COPYONWRITE, ptr);
+	ptr->n = 0;
+}
+
 void snap_cow(struct sufs_fs *fs, struct buf *b)
 {
 	struct waits ptr = { 0 };
@@ -199,24 +207,23 @@ void snap_cow(struct sufs_fs *fs, struct buf *b)
 		if (b->blk >= fs->sb.blocks_count || !need_test(s, b->blk))
 			continue;
 		need_clear(s, b->blk); /* first: the copy changes other blocks */
-		if (!old && !(old = malloc(fs->bsize))) {
-			err = -ENOMEM;
-		} else {
-			if (ptr.n == 0) {
-				/* unchanged since the snapshot: as on disk */
-				memcpy(old, b->data, fs->bsize);
-				cache_seal(fs, b, old);
-			}
-			err = snap_copy(fs, s, b->blk, old, &ptr);
+		/* a copy's path is a few updates: with many snapshots, holds
+		 * in a row (each overlaps, so waits for, the one before) */
+		if (ptr.n > DEPS_MAX_WAITS - 12)
+			hold(fs, b, &ptr);
+		if (!old && (old = malloc(fs->bsize)) != NULL) {
+			/* unchanged since the snapshot: as on disk */
+			memcpy(old, b->data, fs->bsize);
+			cache_seal(fs, b, old);
 		}
+		err = old ? snap_copy(fs, s, b->blk, old, &ptr) : -ENOMEM;
 		if (err) {
 			snap_break(fs, s);
 			i--; /* the list moved */
 		}
 	}
 	free(old);
-	if (ptr.n && fs->broken_rule != 4)
-		buf_update(fs, b, 0, fs->bsize, UPD_COPYONWRITE, &ptr);
+	hold(fs, b, &ptr);
 }
 
 /* The pending copy-on-write update of b, or 0. */

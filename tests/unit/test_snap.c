@@ -348,6 +348,39 @@ static void no_room_breaks_the_snapshot(void **state)
 	live_clean(t);
 }
 
+/* Nineteen snapshots in a row, then the changes: nineteen copies of each
+ * block, every view right, in softdep and sync modes. */
+static void many_snapshots_need_one_block(void **state)
+{
+	struct tfs *t = *state;
+	struct sufs_dev *dev;
+	struct sufs_fs *v;
+	char name[16];
+	unsigned i, mode;
+
+	for (mode = 0; mode < 2; mode++) {
+		if (mode) {
+			assert_int_equal(tu_teardown(state), 0);
+			assert_int_equal(tu_setup_4k(state), 0);
+			t = *state;
+			assert_int_equal(sufs_set_mode(t->fs, SUFS_MODE_SYNC), 0);
+		}
+		populate(t->fs);
+		for (i = 0; i < 19; i++) {
+			snprintf(name, sizeof(name), "s%u", i);
+			assert_int_equal(sufs_snap_create(t->fs, name, NULL), 0);
+		}
+		change_everything(t->fs);
+		live_clean(t);
+		for (i = 0; i < 19; i++) {
+			snprintf(name, sizeof(name), "s%u", i);
+			v = view_open(t->fs, name, &dev);
+			assert_before(v);
+			view_close(v, dev);
+		}
+	}
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, tu_teardown)
 
 int main(void)
@@ -361,6 +394,7 @@ int main(void)
 		T(two_snapshots),
 		T(errors),
 		T(no_room_breaks_the_snapshot),
+		T(many_snapshots_need_one_block),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
