@@ -18,9 +18,11 @@
  * What the checker keeps is small and flat: a bit per block (found, and
  * claimed twice), a byte per inode (its file type, 0 when free), a 16-bit
  * name count per inode, and a sorted array of the directories.  Metadata
- * is read through the library's cache.  Nothing read from the image is
- * trusted before it is range-checked: a hostile image gives problems,
- * never a read out of bounds.
+ * is read through the library's cache, kept small (CHECK_CACHE_BYTES): the
+ * passes read each block about once, in order, and a cache as large as
+ * the metadata would only cost memory and page faults.  Nothing read from
+ * the image is trusted before it is range-checked: a hostile image gives
+ * problems, never a read out of bounds.
  *
  * Repairs open the file system in async mode (a checker's writes need no
  * ordering) and use the library's own functions where there are some
@@ -2415,6 +2417,7 @@ static int run_once(struct chk *c, struct sufs_dev *dev, uint64_t sb_off, int ch
 		r->error_where = "opening the file system";
 		return rc;
 	}
+	sufs_set_cache_size(c->fs, CHECK_CACHE_BYTES);
 	mode = c->fs->sb.write_mode;
 	if (rw)
 		rc = sufs_set_mode(c->fs, SUFS_MODE_ASYNC);

@@ -318,6 +318,13 @@ int dir_iterate(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
 		sufs_dirent_fn fn, void *arg);
 int dir_block_check(const uint8_t *blk, uint32_t bsize, const char **why);
 
+/* check.c: the checker's buffer cache, 64 blocks of 4 KiB (never fewer
+ * than 64 blocks, the library's minimum).  What the passes read again (a
+ * directory's inode in pass 2, its first block in pass 3) comes from the
+ * system's page cache; a repair's dirty blocks are written back (async) as
+ * the cache fills. */
+#define CHECK_CACHE_BYTES (256u << 10)
+
 /* ops.c, for the background check */
 int ops_release_inode(struct sufs_fs *fs, uint32_t ino);
 int ops_trim_inode(struct sufs_fs *fs, uint32_t ino);

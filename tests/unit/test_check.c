@@ -7,6 +7,8 @@
 #include "testutil.h"
 #include "sufs_int.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -261,6 +263,61 @@ static void a_root_link_count_past_the_limit_does_not_stop_lost_found(void **sta
 	assert_int_equal(d.links, 2);
 }
 
+/* A 64 MiB image of 4 KiB blocks: 4,096 inodes in 256 inode-table blocks. */
+static int setup_64m(void **state)
+{
+	struct tfs *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -1;
+	*state = t;
+	tu_make(t, 64u << 20, 4096);
+	tu_reopen(t, SUFS_OPEN_RDWR);
+	return 0;
+}
+
+/*
+ * The checker reads through a small cache (CHECK_CACHE_BYTES), so a repair
+ * that changes more inode-table blocks than it holds writes most of them
+ * back before the check ends.  Every change must reach the image all the
+ * same: 2,000 files whose link counts say 3 are all set back to 1.
+ */
+#define NFILES 2000
+static void a_repair_larger_than_the_checker_cache_is_all_written(void **state)
+{
+	struct tfs *t = tfs_of(state);
+	struct sufs_check_opts o = { .flags = SUFS_CHECK_YES | SUFS_CHECK_FORCE };
+	struct sufs_check_result r;
+	struct sufs_inode in;
+	uint32_t ino[NFILES], i;
+	char name[16];
+
+	for (i = 0; i < NFILES; i++) {
+		snprintf(name, sizeof(name), "f%u", i);
+		assert_int_equal(sufs_create(t->fs, SUFS_ROOT_INO, name, strlen(name), 0644,
+					     NULL, &ino[i]), 0);
+	}
+	tu_reopen(t, SUFS_OPEN_RDWR);
+	for (i = 0; i < NFILES; i++) {
+		assert_int_equal(sufs_inode_get(t->fs, ino[i], &in), 0);
+		in.links = 3;
+		assert_int_equal(sufs_inode_put(t->fs, ino[i], &in), 0);
+	}
+	assert_true(NFILES / (t->fs->bsize / SUFS_INODE_SIZE) > CHECK_CACHE_BYTES / t->fs->bsize);
+	tu_close(t);
+	assert_int_equal(sufs_check(t->path, &o, &r), 0);
+	assert_int_equal(r.status, SUFS_EXIT_CORRECTED);
+	assert_int_equal(r.fixed, NFILES);
+	o.flags = SUFS_CHECK_NO | SUFS_CHECK_FORCE;
+	assert_int_equal(sufs_check(t->path, &o, &r), 0);
+	assert_int_equal(r.problems, 0);
+	tu_reopen(t, 0);
+	for (i = 0; i < NFILES; i++) {
+		assert_int_equal(sufs_inode_get(t->fs, ino[i], &in), 0);
+		assert_int_equal(in.links, 1);
+	}
+}
+
 #define T1(f) cmocka_unit_test_setup_teardown(f, tu_setup_1k, tu_teardown)
 
 int main(void)
@@ -272,6 +329,8 @@ int main(void)
 		T1(pointers_past_the_size_in_a_shared_indirect_block_are_cleared_in_the_copy),
 		T1(a_loop_broken_in_pass_3_is_done_with_all_its_directories),
 		T1(a_root_link_count_past_the_limit_does_not_stop_lost_found),
+		cmocka_unit_test_setup_teardown(a_repair_larger_than_the_checker_cache_is_all_written,
+						setup_64m, tu_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
