@@ -155,6 +155,7 @@ static void verify(struct sufs_fs *fs, struct buf *b)
 		return;
 	b->csum_bad = get32(tail) != DIR_TAIL_MAGIC ||
 		      get32(tail + 4) != sufs_dirblock_csum(b->data, fs->bsize, b->blk);
+	b->csum_known = 1;
 	/* checked once when read: our own changes keep a block well formed */
 	b->dir_bad = dir_block_check(b->data, fs->bsize, &why) != 0;
 }
@@ -179,6 +180,7 @@ static int get(struct sufs_fs *fs, uint64_t blk, enum buf_type type, int fresh,
 			memset(b->data, 0, fs->bsize);
 			b->csum_bad = 0;
 			b->dir_bad = 0;
+			b->csum_known = 0;
 			if (type != BUF_RAW)
 				b->type = (uint8_t)type;
 		} else if (type != BUF_RAW && b->type != type && !b->dirty &&
@@ -248,6 +250,7 @@ struct buf *cache_lookup(struct sufs_fs *fs, uint64_t blk)
 
 static void mark_dirty(struct sufs_fs *fs, struct buf *b)
 {
+	b->csum_known = 0; /* its bytes change */
 	if (!b->dirty) {
 		b->dirty = 1;
 		fs->cache.dirty++;

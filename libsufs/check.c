@@ -1448,7 +1448,9 @@ static int check_dir_block(struct chk *c, struct dirinfo *d, uint64_t lblk, uint
 		return rc;
 	blk = b->data;
 	tail = blk + end;
-	csum_ok = get32(tail) == DIR_TAIL_MAGIC &&
+	/* the cache checked it when it read it, unless it has changed since */
+	csum_ok = b->csum_known ? !b->csum_bad :
+		  get32(tail) == DIR_TAIL_MAGIC &&
 		  get32(tail + 4) == sufs_dirblock_csum(blk, bsize, pblk);
 	why = dir_structure(blk, bsize, &bad);
 	if (why) {
