@@ -73,14 +73,20 @@ static void need_clear(struct snap *s, uint64_t blk)
 	s->need[blk >> 3] &= (uint8_t)~(1u << (blk & 7));
 }
 
-int snap_is_file(const struct sufs_fs *fs, uint32_t ino)
+/* The slot naming inode ino, or -1. */
+static int slot_of(const struct sufs_fs *fs, uint32_t ino)
 {
 	unsigned i;
 
 	for (i = 0; i < SUFS_SNAP_SLOTS; i++)
 		if (ino && fs->sb.snap[i].ino == ino)
-			return 1;
-	return 0;
+			return (int)i;
+	return -1;
+}
+
+int snap_is_file(const struct sufs_fs *fs, uint32_t ino)
+{
+	return slot_of(fs, ino) >= 0;
 }
 
 int snap_needs(const struct sufs_fs *fs, uint64_t blk)
@@ -116,8 +122,10 @@ static int snap_remove_active(struct sufs_fs *fs, unsigned slot)
 
 	for (i = 0; i < fs->nsnaps; i++) {
 		if (fs->snaps[i]->slot == slot) {
+			/* the others keep their order: oldest first */
 			snap_free(fs->snaps[i]);
-			fs->snaps[i] = fs->snaps[--fs->nsnaps];
+			memmove(&fs->snaps[i], &fs->snaps[i + 1],
+				(--fs->nsnaps - i) * sizeof(fs->snaps[0]));
 			return 0;
 		}
 	}
@@ -426,16 +434,6 @@ static int valid_name(const char *name)
 static int snapdir(struct sufs_fs *fs, uint32_t *dir)
 {
 	return sufs_lookup(fs, SUFS_ROOT_INO, snapdir_name, sizeof(snapdir_name) - 1, dir);
-}
-
-static int slot_of(struct sufs_fs *fs, uint32_t ino)
-{
-	unsigned i;
-
-	for (i = 0; i < SUFS_SNAP_SLOTS; i++)
-		if (ino && fs->sb.snap[i].ino == ino)
-			return (int)i;
-	return -1;
 }
 
 static int info_of(struct sufs_fs *fs, unsigned slot, const char *name,
