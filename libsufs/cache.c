@@ -87,6 +87,7 @@ static void buf_free(struct sufs_fs *fs, struct buf *b)
 	if (b->dirty)
 		c->dirty--;
 	c->count--;
+	free(b->spans);
 	free(b->data);
 	free(b);
 }

@@ -56,13 +56,24 @@
  *   (6) A freed block or inode returns to the bitmap only after every
  *       update that cleared a pointer to it is on disk.  Enforced by
  *       deps_defer() and deps_epoch() (deferred work runs after a barrier).
+ *       One that no pointer on disk ever named (its inode never reached
+ *       the disk: deps_forget_new()) returns at once.
  *   (7) After deps_drain() nothing is pending and no work is deferred.
  *
  * What keeps it small: checksums are sealed on the write image, summary
  * counters and timestamps are written as they stand (outside the ordering);
  * an update that waits for nothing keeps no old bytes; a later change that
- * overlaps a single pending update and waits for nothing new is folded
- * into it.
+ * waits for nothing new is folded into the newest pending update it
+ * overlaps, when that one already waits for the others it overlaps (so a
+ * name removed before it reached the disk leaves one update, whose bytes
+ * are the old ones).
+ *
+ * What keeps it cheap in writes: the range of something that never
+ * reached the disk (a file removed early) is forgotten with its updates,
+ * when nothing that waited for them can show an older state
+ * (deps_forget_new()); and a drain writes first only the blocks that
+ * others wait for (deps_drain()), so that a block is not written once per
+ * step of a chain that passes it.
  *
  * Write modes change only the write-back policy: in async mode no updates
  * are recorded and blocks go out as they stand; in sync mode each
@@ -80,7 +91,21 @@ struct edge {
 	struct upd *before, *after;
 	struct edge *next_after;   /* in before->afters */
 	struct edge *next_before;  /* in after->befores */
+	struct edge **prev_after;  /* what points to it in before->afters */
+	struct edge **prev_before; /* what points to it in after->befores */
 };
+
+/* Take e out of both its lists: O(1), however many wait for one update
+ * (a bitmap block's bits, which every new pointer waits for). */
+static void edge_unlink(struct edge *e)
+{
+	*e->prev_after = e->next_after;
+	if (e->next_after)
+		e->next_after->prev_after = e->prev_after;
+	*e->prev_before = e->next_before;
+	if (e->next_before)
+		e->next_before->prev_before = e->prev_before;
+}
 
 /* ---- the table of live updates ------------------------------------------------- */
 
@@ -149,6 +174,46 @@ static void account(struct deps *d, long records, long edges, long undo)
 		d->peak_undo = d->undo_bytes;
 }
 
+/*
+ * Records and edges come and go by the hundred thousand: freed ones are
+ * kept on a list for the next (up to POOL_MAX of each kind) rather than
+ * given back to malloc.  A kept one's first bytes link the list.
+ */
+#define POOL_MAX 65536
+
+static void *pool_get(struct pool *p, size_t size)
+{
+	void *x = p->head;
+
+	if (!x)
+		return malloc(size);
+	memcpy(&p->head, x, sizeof(p->head));
+	p->n--;
+	return x;
+}
+
+static void pool_put(struct pool *p, void *x)
+{
+	if (p->n >= POOL_MAX) {
+		free(x);
+		return;
+	}
+	memcpy(x, &p->head, sizeof(p->head));
+	p->head = x;
+	p->n++;
+}
+
+static void pool_drain(struct pool *p)
+{
+	void *x;
+
+	while ((x = p->head) != NULL) {
+		memcpy(&p->head, x, sizeof(p->head));
+		free(x);
+	}
+	p->n = 0;
+}
+
 static int add_edge(struct deps *d, struct upd *before, struct upd *after)
 {
 	struct edge *e;
@@ -156,22 +221,85 @@ static int add_edge(struct deps *d, struct upd *before, struct upd *after)
 	for (e = after->befores; e; e = e->next_before)
 		if (e->before == before)
 			return 0;
-	e = malloc(sizeof(*e));
+	e = pool_get(&d->edge_pool, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
 	e->before = before;
 	e->after = after;
 	e->next_after = before->afters;
+	if (e->next_after)
+		e->next_after->prev_after = &e->next_after;
+	e->prev_after = &before->afters;
 	before->afters = e;
 	e->next_before = after->befores;
+	if (e->next_before)
+		e->next_before->prev_before = &e->next_before;
+	e->prev_before = &after->befores;
 	after->befores = e;
 	account(d, 0, 1, 0);
 	return 0;
 }
 
+static int undoable(const struct upd *u)
+{
+	return u->undo || u->zero_undo;
+}
+
 static int overlaps(const struct upd *u, uint32_t off, uint32_t len)
 {
 	return off < u->off + u->len && u->off < off + len;
+}
+
+/* ---- the spans of a block's undoable updates --------------------------------- */
+
+static int span_add(struct buf *b, struct upd *u)
+{
+	if (b->nspans == b->capspans) {
+		uint32_t cap = b->capspans ? 2 * b->capspans : 16;
+		struct uspan *p = realloc(b->spans, cap * sizeof(*p));
+		if (!p) {
+			u->span = UINT32_MAX; /* d->failed: no ordering is promised */
+			return -ENOMEM;
+		}
+		b->spans = p;
+		b->capspans = cap;
+	}
+	u->span = b->nspans;
+	b->spans[b->nspans++] = (struct uspan){ u->off, u->off + u->len, u };
+	return 0;
+}
+
+/* u's range changed (a merge widened it) */
+static void span_set(struct upd *u)
+{
+	if (u->span == UINT32_MAX)
+		return;
+	u->b->spans[u->span].off = u->off;
+	u->b->spans[u->span].end = u->off + u->len;
+}
+
+/* u goes: its span becomes a hole, and the holes are squeezed out (in
+ * order) once they are most of the array */
+static void span_drop(struct buf *b, struct upd *u)
+{
+	uint32_t i, n = 0;
+
+	if (u->span != UINT32_MAX)
+		b->spans[u->span].u = NULL;
+	if (b->nundo == 0) {
+		b->nspans = 0;
+		return;
+	}
+	if (b->nspans < 32 || b->nundo > b->nspans / 4)
+		return;
+	for (i = 0; i < b->nspans; i++) {
+		if (!b->spans[i].u)
+			continue;
+		b->spans[n] = b->spans[i];
+		b->spans[n].u->span = n;
+		n++;
+	}
+	b->nspans = n;
 }
 
 /* Is every resolved wait either u itself or something u already waits for? */
@@ -192,6 +320,24 @@ static int waits_covered(struct upd *u, struct upd **w, unsigned n)
 	return 1;
 }
 
+/* Does u (the newest undoable update over [off, off+len) of b) wait
+ * directly for every other undoable update over that range? */
+static int waits_for_overlaps(struct buf *b, struct upd *u, uint32_t off, uint32_t len)
+{
+	struct upd *o;
+	struct edge *e;
+
+	for (o = b->upds; o != u; o = o->bnext) {
+		if (!undoable(o) || !overlaps(o, off, len))
+			continue;
+		for (e = u->befores; e && e->before != o; e = e->next_before)
+			;
+		if (!e)
+			return 0;
+	}
+	return 1;
+}
+
 static int all_zero(const uint8_t *p, uint32_t len)
 {
 	while (len--)
@@ -201,8 +347,8 @@ static int all_zero(const uint8_t *p, uint32_t len)
 }
 
 /* Widen u to [off, off+len), keeping the oldest bytes of every part. */
-static int merge_into(struct deps *d, struct upd *u, const uint8_t *data, uint32_t off,
-		      uint32_t len)
+static int merge_range(struct deps *d, struct upd *u, const uint8_t *data, uint32_t off,
+		       uint32_t len)
 {
 	uint32_t lo = off < u->off ? off : u->off;
 	uint32_t hi = off + len > u->off + u->len ? off + len : u->off + u->len;
@@ -247,6 +393,16 @@ static int merge_into(struct deps *d, struct upd *u, const uint8_t *data, uint32
 	return 0;
 }
 
+static int merge_into(struct deps *d, struct upd *u, const uint8_t *data, uint32_t off,
+		      uint32_t len)
+{
+	int err = merge_range(d, u, data, off, len);
+
+	if (undoable(u))
+		span_set(u);
+	return err;
+}
+
 /*
  * Record a change of [off, off+len) of b that waits for the given updates,
  * before the caller makes it.  Returns the id of the update that carries
@@ -255,16 +411,11 @@ static int merge_into(struct deps *d, struct upd *u, const uint8_t *data, uint32
  * ordering can no longer be promised, sync reports -ENOMEM and close marks
  * the image as needing a full check.
  */
-static int undoable(const struct upd *u)
-{
-	return u->undo || u->zero_undo;
-}
-
 upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
 		   enum upd_kind kind, const upd_id *waits, unsigned nwaits)
 {
 	struct deps *d = &fs->deps;
-	struct upd *w[DEPS_MAX_WAITS], *u, *o, *only = NULL, *t = b->ulast;
+	struct upd *w[DEPS_MAX_WAITS], *u, *only = NULL, *t = b->ulast;
 	unsigned nw = 0, i, noverlap = 0;
 
 	if (fs->mode == SUFS_MODE_ASYNC)
@@ -279,15 +430,18 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 	 * restores bytes a newer change may share.  One that never is undone
 	 * can be overlapped freely. */
 	if (b->nundo) {
-		for (o = b->upds; o; o = o->bnext) {
-			if (undoable(o) && overlaps(o, off, len)) {
+		const struct uspan *sp, *end = b->spans + b->nspans;
+		for (sp = b->spans; sp < end; sp++) {
+			if (sp->u && off < sp->end && sp->off < off + len) {
 				noverlap++;
-				only = o;
+				only = sp->u;
 			}
 		}
 	}
-	if (noverlap == 1 && waits_covered(only, w, nw) && !only->inflight) {
-		/* fold into the one undoable update it overlaps: adds no wait */
+	if (noverlap && waits_covered(only, w, nw) && !only->inflight &&
+	    (noverlap == 1 || waits_for_overlaps(b, only, off, len))) {
+		/* fold into the newest undoable update it overlaps, which waits
+		 * for the others already: adds no wait */
 		if (merge_into(d, only, b->data, off, len) == 0) {
 			d->merged++;
 			/* a copy-on-write hold stays one (free_block() looks) */
@@ -303,9 +457,12 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 		d->merged++;
 		return t->id;
 	}
-	u = calloc(1, sizeof(*u));
+	u = pool_get(&d->upd_pool, sizeof(*u));
+	if (u)
+		memset(u, 0, sizeof(*u));
 	if (!u || (d->pending + 1 > d->nhash && table_grow(d))) {
-		free(u);
+		if (u)
+			pool_put(&d->upd_pool, u);
 		d->failed = 1;
 		return 0;
 	}
@@ -317,9 +474,11 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 	for (i = 0; i < nw; i++)
 		if (add_edge(d, w[i], u))
 			d->failed = 1;
-	for (o = noverlap ? b->upds : NULL; o; o = o->bnext)
-		if (undoable(o) && overlaps(o, off, len) && add_edge(d, o, u))
+	for (i = 0; noverlap && i < b->nspans; i++) {
+		const struct uspan *sp = &b->spans[i];
+		if (sp->u && off < sp->end && sp->off < off + len && add_edge(d, sp->u, u))
 			d->failed = 1;
+	}
 	if (u->befores) {
 		/* it may be undone: keep its old bytes (a flag when all zero,
 		 * as for a new inode or entry) */
@@ -330,7 +489,11 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 		} else {
 			d->failed = 1;
 		}
-		b->nundo++;
+		if (u->undo || u->zero_undo) {
+			b->nundo++;
+			if (span_add(b, u))
+				d->failed = 1;
+		}
 	}
 	u->bprev = t;
 	if (t)
@@ -417,26 +580,15 @@ unsigned deps_image(struct sufs_fs *fs, struct buf *b, uint8_t *out, unsigned *u
 static void upd_free(struct sufs_fs *fs, struct upd *u)
 {
 	struct deps *d = &fs->deps;
-	struct edge *e, *next, **pp;
+	struct edge *e;
 	long nedges = 0;
 
-	/* those waiting for u wait no more */
-	for (e = u->afters; e; e = next) {
-		next = e->next_after;
-		for (pp = &e->after->befores; *pp != e; pp = &(*pp)->next_before)
-			;
-		*pp = e->next_before;
-		free(e);
-		nedges++;
-	}
-	/* u waited for nothing still pending when it went out, except updates
-	 * of its own block written in the same image */
-	for (e = u->befores; e; e = next) {
-		next = e->next_before;
-		for (pp = &e->before->afters; *pp != e; pp = &(*pp)->next_after)
-			;
-		*pp = e->next_after;
-		free(e);
+	/* those waiting for u wait no more; and u waited for nothing still
+	 * pending when it went out, except updates of its own block written
+	 * in the same image */
+	while ((e = u->afters) != NULL || (e = u->befores) != NULL) {
+		edge_unlink(e);
+		pool_put(&d->edge_pool, e);
 		nedges++;
 	}
 	if (u->bprev)
@@ -447,12 +599,14 @@ static void upd_free(struct sufs_fs *fs, struct upd *u)
 		u->bnext->bprev = u->bprev;
 	else
 		u->b->ulast = u->bprev;
-	if (undoable(u))
+	if (undoable(u)) {
 		u->b->nundo--;
+		span_drop(u->b, u);
+	}
 	table_remove(d, u);
 	account(d, -1, -nedges, u->undo ? -(long)u->len : 0);
 	free(u->undo);
-	free(u);
+	pool_put(&d->upd_pool, u);
 }
 
 /* After the barrier: every update written in the epoch is on disk. */
@@ -476,6 +630,63 @@ void deps_cancel(struct sufs_fs *fs, struct buf *b)
 {
 	while (b->upds)
 		upd_free(fs, b->upds);
+}
+
+/*
+ * Forget the updates that lie within [off, off+len) of b, as if the
+ * changes they record had never been made, when the range never reached
+ * the disk: the oldest update over it made it from zeros, and is still
+ * pending.  (A file removed before its inode was ever written: its data
+ * need not be written, nor its blocks wait to be freed.)
+ *
+ * What waited for them must not be exposed by the forgetting: each such
+ * update must lie on a block of type after_type (the caller knows what
+ * those bytes say), and no newer update that may be undone may overlap
+ * it, so that any write image shows its bytes either as they are now or
+ * as they were before it, never as an undone newer change left them.  A
+ * whole-block copy-on-write hold over the range stays.  Returns 1 when the
+ * updates are forgotten (the caller then resets the bytes), 0 when not.
+ */
+int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
+		    enum buf_type after_type)
+{
+	struct upd *u, *o, *next, *first = NULL;
+	struct edge *e;
+
+	if (fs->mode != SUFS_MODE_SOFTDEP || fs->deps.failed)
+		return 0;
+	for (u = b->upds; u; u = u->bnext) {
+		if (!overlaps(u, off, len))
+			continue;
+		if (u->kind == UPD_COPYONWRITE && u->off == 0 && u->len == fs->bsize)
+			continue;
+		if (u->off < off || u->off + u->len > off + len || u->inflight)
+			return 0;
+		if (!first) {
+			first = u;
+			if (!u->zero_undo || u->off != off || u->len != len)
+				return 0;
+		}
+		for (e = u->afters; e; e = e->next_after) {
+			struct upd *x = e->after;
+			if (x->b == b && x->off >= off && x->off + x->len <= off + len)
+				continue; /* forgotten too */
+			if (x->b->type != after_type || x->inflight)
+				return 0;
+			for (o = x->bnext; o; o = o->bnext)
+				if (undoable(o) && overlaps(o, x->off, x->len))
+					return 0;
+		}
+	}
+	if (!first)
+		return 0;
+	for (u = first; u; u = next) {
+		next = u->bnext;
+		if (u->off >= off && u->off + u->len <= off + len)
+			upd_free(fs, u);
+	}
+	fs->deps.forgotten++;
+	return 1;
 }
 
 /* Run deferred work whose updates are all on disk. */
@@ -528,9 +739,13 @@ int deps_defer(struct sufs_fs *fs, const upd_id *waits, unsigned nwaits,
 	w = malloc(sizeof(*w) + nwaits * sizeof(upd_id));
 	if (!w)
 		return -ENOMEM;
-	for (i = 0; i < nwaits; i++)
-		if (deps_find(fs, waits[i]))
+	for (i = 0; i < nwaits; i++) {
+		struct upd *u = deps_find(fs, waits[i]);
+		if (u) {
+			u->deferred = 1;
 			w->waits[n++] = waits[i];
+		}
+	}
 	if (n == 0 || fs->broken_rule == 2) {
 		free(w);
 		return fn(fs, arg);
@@ -753,6 +968,11 @@ int deps_check(struct sufs_fs *fs)
 					return -EFAULT;
 			if (!u->undo && !u->zero_undo && u->befores) /* (3) */
 				return -EFAULT;
+			if (undoable(u) && (u->span >= u->b->nspans ||
+					    u->b->spans[u->span].u != u ||
+					    u->b->spans[u->span].off != u->off ||
+					    u->b->spans[u->span].end != u->off + u->len))
+				return -EFAULT;  /* its span must be where overlaps look */
 			for (o = u->b->upds; o != u; o = o->bnext) {
 				if (!o)
 					return -EFAULT;  /* not on its buffer's list */
@@ -807,13 +1027,41 @@ int waits_add(struct waits *w, upd_id id)
 	return 0;
 }
 
-/* Write epochs until nothing is dirty and no work is deferred. */
+/* Does b carry an update that another update or deferred work waits
+ * for, and that may go now? */
+static int want_awaited(struct sufs_fs *fs, struct buf *b, void *arg)
+{
+	const struct upd *u;
+	const struct edge *e;
+
+	(void)fs; (void)arg;
+	for (u = b->upds; u; u = u->bnext) {
+		if (!u->afters && !u->deferred)
+			continue;
+		for (e = u->befores; e && e->before->b == b; e = e->next_before)
+			;
+		if (!e)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Write epochs until nothing is dirty and no work is deferred.  While some
+ * block carries an update that others (or deferred work) wait for, an
+ * epoch writes only such blocks: the rest would be written again when what
+ * waits reaches them (a removal's names, then its inodes, then the
+ * bitmaps its frees change).  When none does, an epoch writes everything
+ * it may.
+ */
 int deps_drain(struct sufs_fs *fs)
 {
 	int n;
 
 	while (fs->cache.dirty || fs->deps.ndeferred) {
-		n = deps_epoch(fs, NULL, NULL, 1);
+		n = deps_epoch(fs, want_awaited, NULL, 1);
+		if (n == 0)
+			n = deps_epoch(fs, NULL, NULL, 1);
 		if (n < 0)
 			return n;
 		if (n == 0 && fs->cache.dirty)
@@ -836,6 +1084,8 @@ void deps_destroy(struct sufs_fs *fs)
 		w->fn(NULL, w->arg); /* dropped, not run: it frees its argument */
 		free(w);
 	}
+	pool_drain(&d->edge_pool);
+	pool_drain(&d->upd_pool);
 	free(d->hash);
 	memset(d, 0, sizeof(*d));
 }

@@ -458,8 +458,9 @@ int dir_set(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din, cons
 		return rc;
 	*old = get32(b->data + off + DE_INO);
 	/* the inode number and the file type change together, in one update:
-	 * an entry never names one inode with another's type */
-	u = buf_update(fs, b, off, SUFS_DIRENT_HDR, kind, w);
+	 * an entry never names one inode with another's type; a removal
+	 * changes the number alone (and so folds into a pending add of it) */
+	u = buf_update(fs, b, off, ino ? SUFS_DIRENT_HDR : 4, kind, w);
 	put32(b->data + off + DE_INO, ino);
 	if (ino)
 		b->data[off + DE_FTYPE] = (uint8_t)ftype;

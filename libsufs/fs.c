@@ -396,6 +396,7 @@ void sufs_get_stats(struct sufs_fs *fs, struct sufs_stats *st)
 	st->undo_bytes = d->undo_bytes;
 	st->peak_undo_bytes = d->peak_undo;
 	st->deferred = d->ndeferred;
+	st->forgotten = d->forgotten;
 }
 
 int sufs_set_mode(struct sufs_fs *fs, unsigned mode)

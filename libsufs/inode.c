@@ -33,19 +33,24 @@ static int inode_locate(struct sufs_fs *fs, uint32_t ino, uint64_t *blk, uint32_
 	return 0;
 }
 
+/* The cached inode-table block that holds ino, and where in it. */
+static int inode_buf(struct sufs_fs *fs, uint32_t ino, struct buf **b, uint32_t *off)
+{
+	uint64_t blk;
+	int err = inode_locate(fs, ino, &blk, off);
+
+	return err ? err : buf_get(fs, blk, BUF_ITABLE, b);
+}
+
 /* Read an inode; a checksum failure is an error unless the file system was
  * opened with SUFS_OPEN_IGNORE_CSUM, or strict asks for it anyway. */
 static int load(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, int strict)
 {
 	struct buf *b;
-	uint64_t blk;
 	uint32_t off;
-	int err = inode_locate(fs, ino, &blk, &off);
+	int err = inode_buf(fs, ino, &b, &off);
 	const uint8_t *raw;
 
-	if (err)
-		return err;
-	err = buf_get(fs, blk, BUF_ITABLE, &b);
 	if (err)
 		return err;
 	raw = b->data + off;
@@ -85,14 +90,10 @@ int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 	uint8_t raw[SUFS_INODE_SIZE], *old;
 	struct waits w2;
 	struct buf *b;
-	uint64_t blk;
 	uint32_t off, lo, hi, i, k;
 	upd_id last = 0;
-	int err = inode_locate(fs, ino, &blk, &off);
+	int err = inode_buf(fs, ino, &b, &off);
 
-	if (err)
-		return err;
-	err = buf_get(fs, blk, BUF_ITABLE, &b);
 	if (err)
 		return err;
 	old = b->data + off;
@@ -125,6 +126,28 @@ int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 	if (id)
 		*id = last;
 	return 0;
+}
+
+/*
+ * Zero an inode that never reached the disk, with no update to order:
+ * its making and every later change of it are forgotten (deps_forget_new)
+ * when only names wait for them, and no name of it can reach the disk
+ * any more.  Returns 1 when done, 0 when the inode must be zeroed by the
+ * rules (it may be on disk), or a negative error.
+ */
+int inode_forget_new(struct sufs_fs *fs, uint32_t ino)
+{
+	struct buf *b;
+	uint32_t off;
+	int err = inode_buf(fs, ino, &b, &off);
+
+	if (err)
+		return err;
+	err = deps_forget_new(fs, b, off, SUFS_INODE_SIZE, BUF_DIR);
+	if (err == 1)
+		memset(b->data + off, 0, SUFS_INODE_SIZE);
+	buf_put(fs, b);
+	return err;
 }
 
 int sufs_inode_get(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *out)

@@ -384,10 +384,10 @@ static int freeing_run(struct sufs_fs *fs, void *arg)
  * (the removal of its last name), and its blocks and number go back to the
  * bitmaps once the zeroed inode is on disk.
  *
- * (Cancelling what a file that never reached the disk still has pending,
- * as FreeBSD does, would save writing its data; done naively it let an
- * older name of the file reach the disk naming a zeroed inode, so it waits
- * for a version that follows every pending name of the inode.)
+ * A file that never reached the disk goes at once, as FreeBSD cancels the
+ * dependencies of a file removed early: its data is never written, and
+ * its blocks and number are free for the next file.  That is safe only
+ * when no name of it can still reach the disk: inode_forget_new() says.
  */
 static int inode_free(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 		      const struct waits *w)
@@ -404,6 +404,12 @@ static int inode_free(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode 
 	if (f->was_dir)
 		dirhash_drop(fs, ino);
 	err = inode_walk(fs, ino, in, collect_fn, &f->blocks);
+	if (!err && !f->was_dir) {
+		/* never on disk: nothing on disk points to it or its blocks */
+		err = inode_forget_new(fs, ino);
+		if (err == 1)
+			return freeing_run(fs, f);
+	}
 	if (!err) {
 		memset(&zero, 0, sizeof(zero));
 		err = inode_store(fs, ino, &zero, UPD_FREEFILE, w, &z);
@@ -807,8 +813,12 @@ static int do_unlink(struct sufs_fs *fs, uint32_t dir, const char *name, size_t 
 	if (!err)
 		err = drop_link(fs, ino, &in, removal);
 	if (!err && rmdir) {
-		/* the parent loses the child's ".." once the child is gone on disk */
-		waits_add(&pw, inode_last_update(fs, ino));
+		/* the parent loses the child's ".." once the child's name is gone
+		 * on disk: a directory no name reaches has a ".." that counts for
+		 * nothing (fsck moves it to /lost+found, a leak).  Waiting for the
+		 * child's inode instead would chain a tree's removal into one
+		 * epoch per level. */
+		waits_add(&pw, removal);
 		din.links--;
 		err = inode_store(fs, dir, &din, UPD_INODEDEP, &pw, NULL);
 	}

@@ -521,6 +521,8 @@ struct sufs_stats {
 	uint64_t undo_bytes;       /* old bytes kept now */
 	uint64_t peak_undo_bytes;
 	uint64_t deferred;         /* deferred work items waiting */
+	uint64_t forgotten;        /* files removed before they reached the disk, whose
+	                              pending updates (their data) were forgotten */
 };
 void sufs_get_stats(struct sufs_fs *fs, struct sufs_stats *st);
 

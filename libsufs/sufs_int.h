@@ -105,6 +105,13 @@ enum upd_kind {
 typedef uint64_t upd_id;         /* 0: nothing (or something already on disk) */
 #define DEPS_MAX_WAITS 32
 
+/* The byte range of an update that may be undone, kept in an array per
+ * block so that the search for overlaps reads memory in order. */
+struct uspan {
+	uint32_t off, end;
+	struct upd *u;
+};
+
 /* One recorded change of a block's bytes (deps.c explains). */
 struct upd {
 	upd_id id;
@@ -114,6 +121,8 @@ struct upd {
 	uint8_t included;               /* scratch: allowed in the image being built */
 	uint8_t inflight;               /* written in the epoch in progress */
 	uint8_t zero_undo;              /* the old bytes were all zero: kept as this flag */
+	uint8_t deferred;               /* deferred work waits for it */
+	uint32_t span;                  /* its place in b->spans, when it may be undone */
 	uint8_t *undo;                  /* old bytes, NULL when it can never be undone */
 	struct edge *befores;           /* what it waits for */
 	struct edge *afters;            /* what waits for it */
@@ -130,6 +139,12 @@ struct deferred {
 	upd_id waits[];
 };
 
+/* Freed records kept for reuse (deps.c). */
+struct pool {
+	void *head;
+	size_t n;
+};
+
 struct deps {
 	struct upd **hash;
 	size_t nhash;
@@ -139,7 +154,9 @@ struct deps {
 	uint64_t pending, edges, undo_bytes, mem;
 	uint64_t peak_pending, peak_mem, peak_undo;
 	uint64_t created, merged, undone, epochs;
+	uint64_t forgotten;              /* ranges forgotten as never written */
 	int failed;                     /* memory ran out: ordering not guaranteed */
+	struct pool edge_pool, upd_pool; /* freed ones kept for reuse */
 	int running_deferred;
 };
 
@@ -167,6 +184,8 @@ struct buf {
 	uint32_t owner;                 /* BUF_DIR: the directory's inode, for fsync */
 	struct upd *upds, *ulast;       /* pending updates, oldest first, newest */
 	uint32_t nundo;                 /* of them, those that may be undone */
+	struct uspan *spans;            /* where those are, oldest first (NULL: gone) */
+	uint32_t nspans, capspans;
 };
 
 struct cache {
@@ -260,6 +279,8 @@ int deps_drain(struct sufs_fs *fs);
 int deps_flush_set(struct sufs_fs *fs, upd_id *ids, size_t n);
 int deps_check(struct sufs_fs *fs);
 void deps_cancel(struct sufs_fs *fs, struct buf *b);
+int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
+		    enum buf_type after_type);
 void deps_destroy(struct sufs_fs *fs);
 const char *deps_kind_name(unsigned kind);
 
@@ -284,6 +305,7 @@ int block_in_range(struct sufs_fs *fs, uint64_t blk);
 
 /* inode.c */
 int inode_load(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in);
+int inode_forget_new(struct sufs_fs *fs, uint32_t ino);
 int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 		enum upd_kind kind, const struct waits *w, upd_id *id);
 int inode_walk(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in, sufs_block_fn fn,

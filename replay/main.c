@@ -449,6 +449,7 @@ static void print_report(const struct report *r, int json)
 		{ "Updates created:", "updates", r->lib.updates },
 		{ "Updates merged:", "merged", r->lib.merged },
 		{ "Updates undone:", "undone", r->lib.undone },
+		{ "Files forgotten:", "forgotten", r->lib.forgotten },
 		{ "Peak pending updates:", "peak_pending", r->lib.peak_pending },
 		{ "Peak dependency bytes:", "peak_dep_bytes", r->lib.peak_dep_bytes },
 		{ "Peak undo bytes:", "peak_undo_bytes", r->lib.peak_undo_bytes },

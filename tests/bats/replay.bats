@@ -677,13 +677,31 @@ write /d/f 50K 100K 4'
 	assert_success
 	for label in "Write mode" Operations "Block writes" "Write calls" Barriers Epochs \
 		"Block reads" "Updates created" "Updates merged" "Updates undone" \
-		"Peak pending updates" "Peak dependency bytes" "Peak undo bytes" \
+		"Files forgotten" "Peak pending updates" "Peak dependency bytes" "Peak undo bytes" \
 		"Peak dirty bytes" "Peak cache bytes" "Dependency bytes / cache" \
 		"Undo bytes / dirty bytes" "Wall time"; do
 		assert_line --regexp "^$label: +[0-9a-z.]"
 	done
 	assert_line --regexp '^Write mode: +softdep$'
 	assert_line --regexp '^Operations: +27$'
+}
+
+@test "a file removed before it reached the disk is forgotten: its data is never written" {
+	require_cmd python3
+	cp "$IMG" "$T/kept.img"
+	play $'mkdir /d\nsync\ncreate /d/f\nwrite /d/f 0 400K 1\nunlink /d/f' --json
+	assert_success
+	json_vars
+	[ "$j_forgotten" = 1 ]
+	local forgot=$j_block_writes
+	# the same file, on disk before it goes: written, then freed by the rules
+	IMG=$T/kept.img play $'mkdir /d\nsync\ncreate /d/f\nwrite /d/f 0 400K 1\nsync\nunlink /d/f' --json
+	assert_success
+	json_vars
+	[ "$j_forgotten" = 0 ]
+	[ "$j_block_writes" -ge $((forgot + 100)) ]
+	"$FSCK" -fn "$IMG"
+	"$FSCK" -fn "$T/kept.img"
 }
 
 @test "--json prints one object that python3 -m json.tool accepts" {

@@ -595,11 +595,12 @@ static void an_overlapping_update_waits_for_the_older_one_and_undo_goes_newest_f
 	uint8_t *img = malloc(fs->bsize);
 	uint64_t edges0, merged0;
 	unsigned undone;
-	upd_id p, q, u1, u2, u3;
+	upd_id p, q, r, u1, u2, u3;
 
 	assert_non_null(img);
 	put_block(fs, C, 2);
 	p = change(fs, D, 0, 8, 0xd0, NULL, 0);
+	r = change(fs, D, 16, 8, 0xd1, NULL, 0);
 	q = change(fs, E, 0, 8, 0xe0, NULL, 0);
 	edges0 = fs->deps.edges;
 	merged0 = fs->deps.merged;
@@ -608,10 +609,10 @@ static void an_overlapping_update_waits_for_the_older_one_and_undo_goes_newest_f
 	assert_int_equal(fs->deps.edges, edges0 + 1);
 	u2 = change(fs, C, 14, 8, 0x22, &q, 1);          /* [14,22) waits q and u1 */
 	assert_int_equal(fs->deps.edges, edges0 + 3);
-	u3 = change(fs, C, 12, 4, 0x33, NULL, 0);        /* [12,16) waits u1 and u2 */
-	assert_int_equal(fs->deps.edges, edges0 + 5);
+	u3 = change(fs, C, 12, 4, 0x33, &r, 1);          /* [12,16) waits r, u1 and u2 */
+	assert_int_equal(fs->deps.edges, edges0 + 6);
 	assert_int_equal(fs->deps.merged, merged0);
-	assert_true(p < q && q < u1 && u1 < u2 && u2 < u3);
+	assert_true(p < r && r < q && q < u1 && u1 < u2 && u2 < u3);
 	assert_int_equal(deps_check(fs), 0);
 
 	/* nothing of C's may go: undone newest first, the bytes are the old ones */
@@ -637,6 +638,57 @@ static void an_overlapping_update_waits_for_the_older_one_and_undo_goes_newest_f
 	assert_bytes(img + 12, 0x33, 4);
 	assert_bytes(img + 16, 0x22, 6);
 	assert_memory_equal(img, cached_bytes(fs, C), fs->bsize);
+	settle(fs);
+	free(img);
+}
+
+/*
+ * A change over two pending updates, the newer of which waits for the
+ * older, that waits for nothing new folds into the newer: as a name's
+ * removal folds into the pending add of its inode number, which waits for
+ * the entry's body.
+ */
+static void a_change_over_two_updates_folds_into_the_newer_when_it_waits_for_the_older(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	const uint64_t C = AREA + 2, D = AREA + 3, E = AREA + 4;
+	uint8_t *img = malloc(fs->bsize);
+	uint64_t created, merged;
+	unsigned undone;
+	upd_id p, q, body, num, rm, v;
+
+	assert_non_null(img);
+	put_block(fs, C, 2);
+	p = change(fs, D, 0, 8, 0xd0, NULL, 0);
+	q = change(fs, E, 0, 8, 0xe0, NULL, 0);
+	body = change(fs, C, 100, 16, 0x11, &p, 1);     /* [100,116) waits p */
+	num = change(fs, C, 100, 4, 0x22, &q, 1);       /* [100,104) waits q and body */
+	assert_true(body < num);
+	created = fs->deps.created;
+	merged = fs->deps.merged;
+
+	rm = change(fs, C, 100, 4, 0x00, NULL, 0);      /* over both: into num */
+	assert_int_equal(rm, num);
+	assert_int_equal(fs->deps.created, created);
+	assert_int_equal(fs->deps.merged, merged + 1);
+	/* wider than num, over body's bytes: num grows, still after body */
+	v = change(fs, C, 98, 10, 0x33, NULL, 0);
+	assert_int_equal(v, num);
+	assert_int_equal(deps_check(fs), 0);
+	/* a change that waits for something num does not wait for is new */
+	assert_true(change(fs, C, 100, 4, 0x44, &p, 1) > num);
+	assert_int_equal(deps_check(fs), 0);
+
+	/* nothing may go: every byte is the old one, undone newest first */
+	assert_int_equal(image(fs, C, img, &undone), 0);
+	assert_pattern_at(img, fs->bsize, 2, 0);
+	/* p on disk: body may go, num (and what folded into it) not */
+	assert_int_equal(deps_epoch(fs, want_blk, (void *)&D, 1), 1);
+	assert_int_equal(image(fs, C, img, &undone), 1);
+	assert_pattern_at(img + 98, 2, 2, 98);
+	assert_bytes(img + 100, 0x11, 16);
+	assert_pattern_at(img + 116, fs->bsize - 116, 2, 116);
+	assert_int_equal(deps_check(fs), 0);
 	settle(fs);
 	free(img);
 }
@@ -1662,6 +1714,129 @@ static void fsync_makes_the_file_and_its_names_durable_and_writes_nothing_else(v
 	assert_int_equal(sufs_lookup(t->fs, SUFS_ROOT_INO, "r", 1, &ino), -ENOENT);
 }
 
+/*
+ * A file removed before its inode ever reached the disk is forgotten: its
+ * data is never written, and its blocks and inode number are free at
+ * once.  One whose old name's removal waits for a new name elsewhere (a
+ * rename) is not: that removal must not be left behind by its add.
+ */
+static void a_file_removed_before_it_reached_the_disk_is_never_written(void **state)
+{
+	struct tfs *t = *state;
+	static struct rec r;
+	struct sufs_fs *fs;
+	struct blocks x_blocks = { .n = 0 }, reused = { .n = 0 };
+	uint32_t d, x, y, z, ino;
+	uint64_t forgotten;
+	size_t i;
+	int set;
+
+	open_recorded(t, &r);
+	fs = t->fs;
+	d = mkdir_(fs, SUFS_ROOT_INO, "d");
+	assert_int_equal(sufs_sync(fs), 0);
+	forgotten = fs->deps.forgotten;
+
+	x = mkfile(fs, d, "x");
+	write_pattern(fs, x, 0, 20 * fs->bsize + 10, 3);    /* single indirect too */
+	assert_int_equal(sufs_link(fs, x, SUFS_ROOT_INO, "x2", 2), 0);
+	assert_int_equal(sufs_block_iterate(fs, x, blocks_fn, &x_blocks), 0);
+	assert_int_equal(x_blocks.n, 22);
+	assert_int_equal(sufs_unlink(fs, d, "x", 1), 0);
+	assert_int_equal(fs->deps.forgotten, forgotten);     /* a name is left */
+	assert_int_equal(sufs_unlink(fs, SUFS_ROOT_INO, "x2", 2), 0);
+	assert_int_equal(fs->deps.forgotten, forgotten + 1);
+	for (i = 0; i < x_blocks.n; i++) {
+		assert_int_equal(sufs_bitmap_test(fs, SUFS_BITMAP_BLOCK, x_blocks.blk[i], &set), 0);
+		assert_false(set);
+	}
+	assert_int_equal(sufs_bitmap_test(fs, SUFS_BITMAP_INODE, x, &set), 0);
+	assert_false(set);
+	assert_int_equal(deps_check(fs), 0);
+
+	/* the next file gets them */
+	y = mkfile(fs, d, "y");
+	assert_int_equal(y, x);
+	write_pattern(fs, y, 0, fs->bsize, 4);
+	assert_int_equal(sufs_block_iterate(fs, y, blocks_fn, &reused), 0);
+	assert_true(in_blocks(&x_blocks, reused.blk[0]));
+
+	/* renamed to another directory, then removed: the old name's removal
+	 * waits for the new name, so the file goes by the rules */
+	z = mkfile(fs, SUFS_ROOT_INO, "z");
+	write_pattern(fs, z, 0, fs->bsize, 5);
+	assert_int_equal(sufs_block_iterate(fs, z, blocks_fn, &reused), 0);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "z", 1, d, "z", 1), 0);
+	assert_int_equal(sufs_unlink(fs, d, "z", 1), 0);
+	assert_int_equal(fs->deps.forgotten, forgotten + 1);
+	assert_int_equal(sufs_bitmap_test(fs, SUFS_BITMAP_INODE, z, &set), 0);
+	assert_true(set);                                   /* until the zeroed inode is on disk */
+
+	r.n = 0;
+	assert_int_equal(sufs_sync(fs), 0);
+	for (i = 0; i < x_blocks.n; i++)
+		if (!in_blocks(&reused, x_blocks.blk[i]) && rec_wrote(&r, 0, x_blocks.blk[i]))
+			fail_msg("block %llu of the forgotten file was written",
+				 (unsigned long long)x_blocks.blk[i]);
+	assert_int_equal(sufs_bitmap_test(fs, SUFS_BITMAP_INODE, z, &set), 0);
+	assert_false(set);
+	crash_and_reopen(t);
+	assert_int_equal(sufs_namei(t->fs, SUFS_ROOT_INO, "/d/y", 0, &ino), 0);
+	assert_file(t->fs, ino, t->fs->bsize, 4);
+	assert_int_equal(sufs_namei(t->fs, SUFS_ROOT_INO, "/x2", 0, &ino), -ENOENT);
+	assert_int_equal(sufs_namei(t->fs, SUFS_ROOT_INO, "/d/z", 0, &ino), -ENOENT);
+}
+
+/*
+ * rm -rf of a deep tree that is on disk, then sync: the names go first,
+ * then the inodes, then the bitmaps, and each block is written once
+ * (the superblock and group descriptors aside, which sync writes last).
+ * A directory's ".." link waits for its name, not its inode, so the
+ * levels do not chain (waiting for the inode, the inode block is written
+ * once per level).
+ */
+static void removing_a_deep_tree_writes_each_block_once_in_a_sync(void **state)
+{
+	struct tfs *t = *state;
+	static struct rec r;
+	struct sufs_fs *fs;
+	uint32_t dir[8];
+	char name[8];
+	size_t i, j;
+	int lvl, f;
+
+	open_recorded(t, &r);
+	fs = t->fs;
+	dir[0] = SUFS_ROOT_INO;
+	for (lvl = 1; lvl < 8; lvl++) {
+		dir[lvl] = mkdir_(fs, dir[lvl - 1], "d");
+		for (f = 0; f < 3; f++) {
+			snprintf(name, sizeof(name), "f%d", f);
+			write_pattern(fs, mkfile(fs, dir[lvl], name), 0, fs->bsize, (uint32_t)(lvl * 3 + f));
+		}
+	}
+	assert_int_equal(sufs_sync(fs), 0);
+	for (lvl = 7; lvl >= 1; lvl--) {
+		for (f = 0; f < 3; f++) {
+			snprintf(name, sizeof(name), "f%d", f);
+			assert_int_equal(sufs_unlink(fs, dir[lvl], name, 2), 0);
+		}
+		assert_int_equal(sufs_rmdir(fs, dir[lvl - 1], "d", 1), 0);
+	}
+	r.n = 0;
+	assert_int_equal(sufs_sync(fs), 0);
+	assert_true(r.n > 0);
+	for (i = 0; i < r.n; i++) {
+		if (r.log[i].blk <= 1)
+			continue; /* superblock, group descriptors */
+		for (j = i + 1; j < r.n; j++)
+			if (r.log[j].blk == r.log[i].blk)
+				fail_msg("block %llu was written twice (writes %zu and %zu of %zu)",
+					 (unsigned long long)r.log[i].blk, i, j, r.n);
+	}
+	assert_int_equal(deps_check(fs), 0);
+}
+
 /* ---- write modes ----------------------------------------------------------------------- */
 
 /* Operations of every kind; check(fs, what) after each. */
@@ -2660,6 +2835,7 @@ int main(void)
 		T(a_write_image_undoes_an_update_until_what_it_waits_for_is_on_disk),
 		T(an_overlapping_update_waits_for_the_older_one_and_undo_goes_newest_first),
 		T(a_change_that_adds_no_wait_is_merged_into_the_update_it_overlaps),
+		T(a_change_over_two_updates_folds_into_the_newer_when_it_waits_for_the_older),
 		T(old_bytes_that_are_all_zero_are_kept_as_a_flag_not_a_copy),
 		T(updates_wait_only_for_older_updates_through_a_random_mix_of_2000_operations),
 		T(every_epoch_writes_a_block_of_a_long_chain_and_a_drain_ends_with_nothing_pending),
@@ -2673,6 +2849,8 @@ int main(void)
 		T(a_block_goes_out_only_after_a_barrier_has_followed_what_it_waits_for),
 		T(flush_set_writes_what_the_set_waits_for_first_and_nothing_else),
 		T(fsync_makes_the_file_and_its_names_durable_and_writes_nothing_else),
+		T(a_file_removed_before_it_reached_the_disk_is_never_written),
+		T(removing_a_deep_tree_writes_each_block_once_in_a_sync),
 		T(in_sync_mode_every_operation_leaves_nothing_but_data_pending),
 		T(in_async_mode_no_update_is_recorded_and_a_sync_is_one_barrier),
 		T(in_softdep_mode_nothing_is_written_until_a_limit_or_a_sync_asks),
