@@ -54,6 +54,31 @@ crash() {
 	assert_output --regexp " 0 violations"
 }
 
+@test "a snapshot that runs out of room is marked broken before the change it missed is on disk" {
+	cp "$BASE" full.img
+	chmod u+w full.img
+	echo "snapshot base" | "$REPLAY" full.img -
+	# /big fills the file system; /c's inode block then finds no room for
+	# the snapshot's copy, and the snapshot breaks
+	cat >enospc.replay <<'SCRIPT'
+create /big
+!ENOSPC write /big 0 8M 7
+create /c
+!ENOSPC write /c 0 1M 8
+unlink /big
+write /c 0 100K 9
+fsync /c
+sync
+SCRIPT
+	crash --crash-check --bgfsck full.img enospc.replay
+	assert_success
+	assert_output --regexp "[0-9]{3} crash states checked .* 0 violations"
+	cp full.img after.img
+	"$REPLAY" after.img enospc.replay
+	run "$SUFS_BUILDDIR/snapshot/sufs-snap" list after.img
+	assert_line --regexp '^base .* broken$'
+}
+
 @test "the control: a copy not waited for is caught" {
 	crash --crash-check --break-rule 4 --max-reports 1 "$BASE" w.replay
 	assert_failure 16
