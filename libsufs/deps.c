@@ -165,7 +165,7 @@ static void account(struct deps *d, long records, long edges, long undo)
 	d->edges += edges;
 	d->undo_bytes += undo;
 	d->mem = d->pending * sizeof(struct upd) + d->edges * sizeof(struct edge) +
-		 d->undo_bytes + d->nhash * sizeof(struct upd *);
+		 d->undo_bytes + d->nhash * sizeof(struct upd *) + d->span_bytes;
 	if (d->pending > d->peak_pending)
 		d->peak_pending = d->pending;
 	if (d->mem > d->peak_mem)
@@ -252,7 +252,7 @@ static int overlaps(const struct upd *u, uint32_t off, uint32_t len)
 
 /* ---- the spans of a block's undoable updates --------------------------------- */
 
-static int span_add(struct buf *b, struct upd *u)
+static int span_add(struct deps *d, struct buf *b, struct upd *u)
 {
 	if (b->nspans == b->capspans) {
 		uint32_t cap = b->capspans ? 2 * b->capspans : 16;
@@ -261,6 +261,8 @@ static int span_add(struct buf *b, struct upd *u)
 			u->span = UINT32_MAX; /* d->failed: no ordering is promised */
 			return -ENOMEM;
 		}
+		d->span_bytes += (cap - b->capspans) * sizeof(*p);
+		account(d, 0, 0, 0);
 		b->spans = p;
 		b->capspans = cap;
 	}
@@ -279,15 +281,18 @@ static void span_set(struct upd *u)
 }
 
 /* u goes: its span becomes a hole, and the holes are squeezed out (in
- * order) once they are most of the array */
-static void span_drop(struct buf *b, struct upd *u)
+ * order) once they are most of the array; the array goes with the last */
+static void span_drop(struct deps *d, struct buf *b, struct upd *u)
 {
 	uint32_t i, n = 0;
 
 	if (u->span != UINT32_MAX)
 		b->spans[u->span].u = NULL;
 	if (b->nundo == 0) {
-		b->nspans = 0;
+		d->span_bytes -= b->capspans * sizeof(*b->spans);
+		free(b->spans);
+		b->spans = NULL;
+		b->nspans = b->capspans = 0;
 		return;
 	}
 	if (b->nspans < 32 || b->nundo > b->nspans / 4)
@@ -491,7 +496,7 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 		}
 		if (u->undo || u->zero_undo) {
 			b->nundo++;
-			if (span_add(b, u))
+			if (span_add(d, b, u))
 				d->failed = 1;
 		}
 	}
@@ -601,7 +606,7 @@ static void upd_free(struct sufs_fs *fs, struct upd *u)
 		u->b->ulast = u->bprev;
 	if (undoable(u)) {
 		u->b->nundo--;
-		span_drop(u->b, u);
+		span_drop(d, u->b, u);
 	}
 	table_remove(d, u);
 	account(d, -1, -nedges, u->undo ? -(long)u->len : 0);

@@ -151,7 +151,7 @@ struct deps {
 	upd_id next_id;
 	struct deferred *deferred;
 	uint64_t ndeferred;
-	uint64_t pending, edges, undo_bytes, mem;
+	uint64_t pending, edges, undo_bytes, span_bytes, mem;
 	uint64_t peak_pending, peak_mem, peak_undo;
 	uint64_t created, merged, undone, epochs;
 	uint64_t forgotten;              /* ranges forgotten as never written */
