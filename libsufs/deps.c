@@ -271,6 +271,12 @@ static int span_add(struct deps *d, struct buf *b, struct upd *u)
 	return 0;
 }
 
+/* Does the span (of an undoable update still pending) overlap [off, off+len)? */
+static int span_hits(const struct uspan *sp, uint32_t off, uint32_t len)
+{
+	return sp->u && off < sp->end && sp->off < off + len;
+}
+
 /* u's range changed (a merge widened it) */
 static void span_set(struct upd *u)
 {
@@ -329,13 +335,13 @@ static int waits_covered(struct upd *u, struct upd **w, unsigned n)
  * directly for every other undoable update over that range? */
 static int waits_for_overlaps(struct buf *b, struct upd *u, uint32_t off, uint32_t len)
 {
-	struct upd *o;
-	struct edge *e;
+	const struct edge *e;
+	uint32_t i;
 
-	for (o = b->upds; o != u; o = o->bnext) {
-		if (!undoable(o) || !overlaps(o, off, len))
+	for (i = 0; i < u->span; i++) {
+		if (!span_hits(&b->spans[i], off, len))
 			continue;
-		for (e = u->befores; e && e->before != o; e = e->next_before)
+		for (e = u->befores; e && e->before != b->spans[i].u; e = e->next_before)
 			;
 		if (!e)
 			return 0;
@@ -437,7 +443,7 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 	if (b->nundo) {
 		const struct uspan *sp, *end = b->spans + b->nspans;
 		for (sp = b->spans; sp < end; sp++) {
-			if (sp->u && off < sp->end && sp->off < off + len) {
+			if (span_hits(sp, off, len)) {
 				noverlap++;
 				only = sp->u;
 			}
@@ -481,7 +487,7 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 			d->failed = 1;
 	for (i = 0; noverlap && i < b->nspans; i++) {
 		const struct uspan *sp = &b->spans[i];
-		if (sp->u && off < sp->end && sp->off < off + len && add_edge(d, sp->u, u))
+		if (span_hits(sp, off, len) && add_edge(d, sp->u, u))
 			d->failed = 1;
 	}
 	if (u->befores) {
@@ -494,7 +500,7 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 		} else {
 			d->failed = 1;
 		}
-		if (u->undo || u->zero_undo) {
+		if (undoable(u)) {
 			b->nundo++;
 			if (span_add(d, b, u))
 				d->failed = 1;
@@ -655,8 +661,9 @@ void deps_cancel(struct sufs_fs *fs, struct buf *b)
 int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
 		    enum buf_type after_type)
 {
-	struct upd *u, *o, *next, *first = NULL;
+	struct upd *u, *next, *first = NULL;
 	struct edge *e;
+	uint32_t i;
 
 	if (fs->mode != SUFS_MODE_SOFTDEP || fs->deps.failed)
 		return 0;
@@ -678,8 +685,9 @@ int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t le
 				continue; /* forgotten too */
 			if (x->b->type != after_type || x->inflight)
 				return 0;
-			for (o = x->bnext; o; o = o->bnext)
-				if (undoable(o) && overlaps(o, x->off, x->len))
+			/* x is undoable (it waited for u): newer spans come after */
+			for (i = x->span + 1; i < x->b->nspans; i++)
+				if (span_hits(&x->b->spans[i], x->off, x->len))
 					return 0;
 		}
 	}
