@@ -88,6 +88,7 @@ static void buf_free(struct sufs_fs *fs, struct buf *b)
 		c->dirty--;
 	c->count--;
 	free(b->spans);
+	free(b->grains);
 	free(b->data);
 	free(b);
 }

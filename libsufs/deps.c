@@ -68,6 +68,11 @@
  * name removed before it reached the disk leaves one update, whose bytes
  * are the old ones).
  *
+ * What keeps it cheap in CPU: an update looks for what it overlaps in
+ * its block's array of spans (its undoable updates), indexed by sixteenth
+ * of the block once there are many (a big directory's new entries); edges
+ * come off their lists in O(1); records are reused from pools.
+ *
  * What keeps it cheap in writes: the range of something that never
  * reached the disk (a file removed early) is forgotten with its updates,
  * when nothing that waited for them can show an older state
@@ -252,6 +257,75 @@ static int overlaps(const struct upd *u, uint32_t off, uint32_t len)
 
 /* ---- the spans of a block's undoable updates --------------------------------- */
 
+/*
+ * Once a block has many spans (a big directory's block, its entries all
+ * pending), an index keeps the overlap search short: for each sixteenth
+ * of the block (a grain), a bit per span that lies over it.  A bit may
+ * stay after its span shrank away or went (span_hits() decides); a span
+ * always has the bits of the grains it covers (deps_check()).
+ */
+#define GRAINS 16
+#define INDEX_MIN 64    /* spans before a block is indexed */
+
+/* The grains [*g0, *g1] that [off, end) lies over (an empty range: the
+ * grain of off, where one that straddles off is looked for). */
+static void grains_of(const struct deps *d, uint32_t off, uint32_t end, uint32_t *g0,
+		      uint32_t *g1)
+{
+	*g0 = off >> d->grain_shift;
+	*g1 = end > off ? (end - 1) >> d->grain_shift : *g0;
+	if (*g1 >= GRAINS)
+		*g1 = GRAINS - 1;
+}
+
+static void grains_mark(const struct deps *d, struct buf *b, uint32_t i)
+{
+	uint32_t g, g0, g1;
+
+	grains_of(d, b->spans[i].off, b->spans[i].end, &g0, &g1);
+	for (g = g0; g <= g1; g++)
+		b->grains[g * b->gwords + i / 64] |= 1ull << (i % 64);
+}
+
+/* Does the index have span i's bit in every grain the span lies over? */
+static int grains_cover(const struct deps *d, const struct buf *b, uint32_t i)
+{
+	uint32_t g, g0, g1;
+
+	grains_of(d, b->spans[i].off, b->spans[i].end, &g0, &g1);
+	for (g = g0; g <= g1; g++)
+		if (!(b->grains[g * b->gwords + i / 64] & (1ull << (i % 64))))
+			return 0;
+	return 1;
+}
+
+static void grains_free(struct deps *d, struct buf *b)
+{
+	d->span_bytes -= (uint64_t)GRAINS * b->gwords * sizeof(*b->grains);
+	free(b->grains);
+	b->grains = NULL;
+	b->gwords = 0;
+}
+
+/* (Re)build the index of b's spans, sized for its capacity; without
+ * memory, or with few spans, the search scans the spans instead. */
+static void grains_build(struct deps *d, struct buf *b)
+{
+	uint32_t i, words = (b->capspans + 63) / 64;
+
+	grains_free(d, b);
+	if (b->nspans < INDEX_MIN)
+		return;
+	b->grains = calloc((size_t)GRAINS * words, sizeof(*b->grains));
+	if (!b->grains)
+		return;
+	b->gwords = words;
+	d->span_bytes += (uint64_t)GRAINS * words * sizeof(*b->grains);
+	for (i = 0; i < b->nspans; i++)
+		if (b->spans[i].u)
+			grains_mark(d, b, i);
+}
+
 static int span_add(struct deps *d, struct buf *b, struct upd *u)
 {
 	if (b->nspans == b->capspans) {
@@ -262,12 +336,16 @@ static int span_add(struct deps *d, struct buf *b, struct upd *u)
 			return -ENOMEM;
 		}
 		d->span_bytes += (cap - b->capspans) * sizeof(*p);
-		account(d, 0, 0, 0);
 		b->spans = p;
 		b->capspans = cap;
 	}
 	u->span = b->nspans;
 	b->spans[b->nspans++] = (struct uspan){ u->off, u->off + u->len, u };
+	if (b->gwords ? b->gwords * 64 < b->capspans : b->nspans >= INDEX_MIN)
+		grains_build(d, b);
+	else if (b->gwords)
+		grains_mark(d, b, u->span);
+	account(d, 0, 0, 0);
 	return 0;
 }
 
@@ -277,13 +355,70 @@ static int span_hits(const struct uspan *sp, uint32_t off, uint32_t len)
 	return sp->u && off < sp->end && sp->off < off + len;
 }
 
+/* The spans of b over [off, off+len), oldest first: span_first(), then
+ * span_next() until it returns NULL. */
+struct span_iter {
+	const struct buf *b;
+	uint32_t off, len, g0, g1;
+	uint32_t i;                     /* next index (no index: next span) */
+	uint64_t bits;                  /* candidates left in word i / 64 */
+};
+
+static uint64_t grains_word(const struct span_iter *it, uint32_t w)
+{
+	uint64_t bits = 0;
+	uint32_t g;
+
+	for (g = it->g0; g <= it->g1; g++)
+		bits |= it->b->grains[g * it->b->gwords + w];
+	return bits;
+}
+
+static void span_first(struct span_iter *it, const struct deps *d, const struct buf *b,
+		       uint32_t off, uint32_t len)
+{
+	it->b = b;
+	it->off = off;
+	it->len = len;
+	it->i = 0;
+	grains_of(d, off, off + len, &it->g0, &it->g1);
+	it->bits = b->gwords && b->nspans ? grains_word(it, 0) : 0;
+}
+
+static const struct uspan *span_next(struct span_iter *it)
+{
+	const struct buf *b = it->b;
+	const struct uspan *sp;
+
+	if (!b->gwords) {
+		while (it->i < b->nspans)
+			if (span_hits(sp = &b->spans[it->i++], it->off, it->len))
+				return sp;
+		return NULL;
+	}
+	for (;;) {
+		while (!it->bits) {
+			it->i = (it->i / 64 + 1) * 64;
+			if (it->i >= b->nspans)
+				return NULL;
+			it->bits = grains_word(it, it->i / 64);
+		}
+		sp = &b->spans[it->i / 64 * 64 + (uint32_t)__builtin_ctzll(it->bits)];
+		it->bits &= it->bits - 1;
+		if (sp < b->spans + b->nspans && span_hits(sp, it->off, it->len))
+			return sp;
+	}
+}
+
 /* u's range changed (a merge widened it) */
-static void span_set(struct upd *u)
+static void span_set(struct deps *d, struct upd *u)
 {
 	if (u->span == UINT32_MAX)
 		return;
 	u->b->spans[u->span].off = u->off;
 	u->b->spans[u->span].end = u->off + u->len;
+	if (u->b->gwords)
+		grains_mark(d, u->b, u->span);
 }
 
 /* u goes: its span becomes a hole, and the holes are squeezed out (in
@@ -295,6 +430,7 @@ static void span_drop(struct deps *d, struct buf *b, struct upd *u)
 	if (u->span != UINT32_MAX)
 		b->spans[u->span].u = NULL;
 	if (b->nundo == 0) {
+		grains_free(d, b);
 		d->span_bytes -= b->capspans * sizeof(*b->spans);
 		free(b->spans);
 		b->spans = NULL;
@@ -311,6 +447,8 @@ static void span_drop(struct deps *d, struct buf *b, struct upd *u)
 		n++;
 	}
 	b->nspans = n;
+	if (b->gwords)
+		grains_build(d, b); /* the indexes moved */
 }
 
 /* Is every resolved wait either u itself or something u already waits for? */
@@ -333,15 +471,16 @@ static int waits_covered(struct upd *u, struct upd **w, unsigned n)
 
 /* Does u (the newest undoable update over [off, off+len) of b) wait
  * directly for every other undoable update over that range? */
-static int waits_for_overlaps(struct buf *b, struct upd *u, uint32_t off, uint32_t len)
+static int waits_for_overlaps(const struct deps *d, struct buf *b, struct upd *u,
+			      uint32_t off, uint32_t len)
 {
 	const struct edge *e;
-	uint32_t i;
+	const struct uspan *sp;
+	struct span_iter it;
 
-	for (i = 0; i < u->span; i++) {
-		if (!span_hits(&b->spans[i], off, len))
-			continue;
-		for (e = u->befores; e && e->before != b->spans[i].u; e = e->next_before)
+	span_first(&it, d, b, off, len);
+	while ((sp = span_next(&it)) != NULL && sp < b->spans + u->span) {
+		for (e = u->befores; e && e->before != sp->u; e = e->next_before)
 			;
 		if (!e)
 			return 0;
@@ -408,7 +547,7 @@ static int merge_into(struct deps *d, struct upd *u, const uint8_t *data, uint32
 	int err = merge_range(d, u, data, off, len);
 
 	if (undoable(u))
-		span_set(u);
+		span_set(d, u);
 	return err;
 }
 
@@ -427,6 +566,8 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 	struct upd *w[DEPS_MAX_WAITS], *u, *only = NULL, *t = b->ulast;
 	struct upd *hit[DEPS_MAX_WAITS];
 	unsigned nw = 0, i, noverlap = 0;
+	const struct uspan *sp;
+	struct span_iter it;
 
 	if (fs->mode == SUFS_MODE_ASYNC)
 		return 0;
@@ -440,18 +581,16 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 	 * restores bytes a newer change may share.  One that never is undone
 	 * can be overlapped freely. */
 	if (b->nundo) {
-		const struct uspan *sp, *end = b->spans + b->nspans;
-		for (sp = b->spans; sp < end; sp++) {
-			if (span_hits(sp, off, len)) {
-				if (noverlap < DEPS_MAX_WAITS)
-					hit[noverlap] = sp->u;
-				noverlap++;
-				only = sp->u;
-			}
+		span_first(&it, d, b, off, len);
+		while ((sp = span_next(&it)) != NULL) {
+			if (noverlap < DEPS_MAX_WAITS)
+				hit[noverlap] = sp->u;
+			noverlap++;
+			only = sp->u;
 		}
 	}
 	if (noverlap && waits_covered(only, w, nw) && !only->inflight &&
-	    (noverlap == 1 || waits_for_overlaps(b, only, off, len))) {
+	    (noverlap == 1 || waits_for_overlaps(d, b, only, off, len))) {
 		/* fold into the newest undoable update it overlaps, which waits
 		 * for the others already: adds no wait */
 		if (merge_into(d, only, b->data, off, len) == 0) {
@@ -492,11 +631,10 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 			if (add_edge(d, hit[i], u))
 				d->failed = 1;
 	} else {
-		for (i = 0; i < b->nspans; i++) {
-			const struct uspan *sp = &b->spans[i];
-			if (span_hits(sp, off, len) && add_edge(d, sp->u, u))
+		span_first(&it, d, b, off, len);
+		while ((sp = span_next(&it)) != NULL)
+			if (add_edge(d, sp->u, u))
 				d->failed = 1;
-		}
 	}
 	if (u->befores) {
 		/* it may be undone: keep its old bytes (a flag when all zero,
@@ -671,7 +809,8 @@ int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t le
 {
 	struct upd *u, *next, *first = NULL;
 	struct edge *e;
-	uint32_t i;
+	const struct uspan *sp;
+	struct span_iter it;
 
 	if (fs->mode != SUFS_MODE_SOFTDEP || fs->deps.failed)
 		return 0;
@@ -694,8 +833,9 @@ int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t le
 			if (x->b->type != after_type || x->inflight)
 				return 0;
 			/* x is undoable (it waited for u): newer spans come after */
-			for (i = x->span + 1; i < x->b->nspans; i++)
-				if (span_hits(&x->b->spans[i], x->off, x->len))
+			span_first(&it, &fs->deps, x->b, x->off, x->len);
+			while ((sp = span_next(&it)) != NULL)
+				if (sp > x->b->spans + x->span)
 					return 0;
 		}
 	}
@@ -994,6 +1134,8 @@ int deps_check(struct sufs_fs *fs)
 					    u->b->spans[u->span].off != u->off ||
 					    u->b->spans[u->span].end != u->off + u->len))
 				return -EFAULT;  /* its span must be where overlaps look */
+			if (undoable(u) && u->b->gwords && !grains_cover(d, u->b, u->span))
+				return -EFAULT;  /* and the index must lead to it */
 			for (o = u->b->upds; o != u; o = o->bnext) {
 				if (!o)
 					return -EFAULT;  /* not on its buffer's list */
@@ -1095,6 +1237,7 @@ void deps_destroy(struct sufs_fs *fs)
 {
 	struct deps *d = &fs->deps;
 	struct deferred *w, *next;
+	uint32_t shift;
 	size_t i;
 
 	for (i = 0; i < d->nhash; i++)
@@ -1108,7 +1251,9 @@ void deps_destroy(struct sufs_fs *fs)
 	pool_drain(&d->edge_pool);
 	pool_drain(&d->upd_pool);
 	free(d->hash);
+	shift = d->grain_shift;
 	memset(d, 0, sizeof(*d));
+	d->grain_shift = shift;
 }
 
 /* ---- the engine as tools see it (sufs_deps_walk, sufs_deps_flush) ------------- */

@@ -155,6 +155,7 @@ struct deps {
 	uint64_t peak_pending, peak_mem, peak_undo;
 	uint64_t created, merged, undone, epochs;
 	uint64_t forgotten;              /* ranges forgotten as never written */
+	uint32_t grain_shift;           /* a sixteenth of a block, in bytes, as a shift */
 	int failed;                     /* memory ran out: ordering not guaranteed */
 	struct pool edge_pool, upd_pool; /* freed ones kept for reuse */
 	int running_deferred;
@@ -186,6 +187,9 @@ struct buf {
 	uint32_t nundo;                 /* of them, those that may be undone */
 	struct uspan *spans;            /* where those are, oldest first (NULL: gone) */
 	uint32_t nspans, capspans;
+	uint64_t *grains;               /* with many spans: for each sixteenth of the
+					 * block, a bit per span that may lie over it */
+	uint32_t gwords;                /* words of bits per sixteenth (0: no index) */
 };
 
 struct cache {

@@ -749,6 +749,72 @@ static void a_change_that_adds_no_wait_is_merged_into_the_update_it_overlaps(voi
 	free(img);
 }
 
+/*
+ * A block with hundreds of pending updates (a big directory's block, all
+ * its entries new) finds what a change overlaps through its index of
+ * sixteenths, across their borders, when the holes left by updates gone
+ * to disk are squeezed out, and past 32 overlaps.
+ */
+static void a_block_with_many_pending_updates_finds_every_overlap_through_its_index(
+	void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	const uint64_t C = AREA + 2, D = AREA + 3, E = AREA + 4, F = AREA + 5;
+	struct buf *b;
+	uint64_t edges0;
+	upd_id p, q, r, s;
+	unsigned i;
+
+	put_block(fs, C, 2);
+	p = change(fs, D, 0, 8, 0xd0, NULL, 0);
+	q = change(fs, E, 0, 8, 0xe0, NULL, 0);
+	r = change(fs, F, 0, 8, 0xf0, NULL, 0);
+	/* 300 updates of 8 bytes, 12 apart: four of five wait for p */
+	for (i = 0; i < 300; i++)
+		change(fs, C, 12 * i, 8, (uint8_t)i, i % 5 ? &p : &q, 1);
+	b = cache_lookup(fs, C);
+	assert_int_equal(b->nspans, 300);
+	assert_true(b->gwords > 0);
+	assert_int_equal(deps_check(fs), 0);
+
+	/* [52, 80) lies over updates 4, 5 and 6; [244, 268) over 20, 21 and
+	 * 22, either side of the first sixteenth's end (256) */
+	edges0 = fs->deps.edges;
+	change(fs, C, 52, 28, 0x55, &r, 1);
+	assert_int_equal(fs->deps.edges, edges0 + 1 + 3);
+	edges0 = fs->deps.edges;
+	change(fs, C, 244, 24, 0x66, &r, 1);
+	assert_int_equal(fs->deps.edges, edges0 + 1 + 3);
+	/* a range between two updates overlaps none */
+	edges0 = fs->deps.edges;
+	change(fs, C, 12 * 100 + 8, 4, 0x77, &r, 1);
+	assert_int_equal(fs->deps.edges, edges0 + 1);
+	assert_int_equal(deps_check(fs), 0);
+
+	/* p on disk, then C: what waited only for p goes; the 60 that wait for
+	 * q, and the three that wait for r, stay, their spans squeezed */
+	assert_int_equal(deps_epoch(fs, want_blk, (void *)&D, 1), 1);
+	assert_int_equal(deps_epoch(fs, want_blk, (void *)&C, 1), 1);
+	assert_int_equal(b->nundo, 63);
+	assert_true(b->nspans < 300);
+	assert_true(b->gwords > 0);
+	assert_int_equal(deps_check(fs), 0);
+
+	/* [0, 100) lies over 0 and 5 (waiting for q; 4 and 6 went), and the
+	 * [52, 80) that waits for r, which does not wait for 0: no fold */
+	edges0 = fs->deps.edges;
+	s = change(fs, C, 0, 100, 0x88, NULL, 0);
+	assert_true(s != 0);
+	assert_int_equal(fs->deps.edges, edges0 + 3);
+	/* the whole block: past 32 overlaps, each one waited for */
+	edges0 = fs->deps.edges;
+	change(fs, C, 0, fs->bsize, 0x99, &r, 1);
+	assert_int_equal(fs->deps.edges, edges0 + 1 + (b->nundo - 1));
+	assert_int_equal(deps_check(fs), 0);
+	settle(fs);
+	assert_null(b->grains);
+}
+
 static void old_bytes_that_are_all_zero_are_kept_as_a_flag_not_a_copy(void **state)
 {
 	struct sufs_fs *fs = fs_of(state);
@@ -2835,6 +2901,7 @@ int main(void)
 		T(a_write_image_undoes_an_update_until_what_it_waits_for_is_on_disk),
 		T(an_overlapping_update_waits_for_the_older_one_and_undo_goes_newest_first),
 		T(a_change_that_adds_no_wait_is_merged_into_the_update_it_overlaps),
+		T(a_block_with_many_pending_updates_finds_every_overlap_through_its_index),
 		T(a_change_over_two_updates_folds_into_the_newer_when_it_waits_for_the_older),
 		T(old_bytes_that_are_all_zero_are_kept_as_a_flag_not_a_copy),
 		T(updates_wait_only_for_older_updates_through_a_random_mix_of_2000_operations),
