@@ -180,43 +180,68 @@ static void account(struct deps *d, long records, long edges, long undo)
 }
 
 /*
- * Records and edges come and go by the hundred thousand: freed ones are
- * kept on a list for the next (up to POOL_MAX of each kind) rather than
- * given back to malloc.  A kept one's first bytes link the list.
+ * Records and edges come and go by the hundred thousand: they are cut
+ * from chunks of POOL_CHUNK bytes, and a freed one goes on a list for the
+ * next (its first bytes link the list).  The chunks stay until
+ * deps_destroy(): as many as the most records and edges ever pending at
+ * once, which the pending budget bounds.
  */
-#define POOL_MAX 65536
+#define POOL_CHUNK (64 * 1024)
+
+struct chunk {
+	struct chunk *next;
+	uint64_t items[];           /* records and edges hold pointers: aligned */
+};
+
+#if defined(__SANITIZE_ADDRESS__)
+/* Under AddressSanitizer each one is malloc'd: a use after free is caught. */
+static void pool_put(struct pool *p, void *x)
+{
+	(void)p;
+	free(x);
+}
+
+static void *pool_get(struct pool *p, size_t size)
+{
+	(void)p;
+	return malloc(size);
+}
+#else
+static void pool_put(struct pool *p, void *x)
+{
+	memcpy(x, &p->head, sizeof(p->head));
+	p->head = x;
+}
 
 static void *pool_get(struct pool *p, size_t size)
 {
 	void *x = p->head;
+	size_t i;
 
-	if (!x)
-		return malloc(size);
+	if (!x) {
+		struct chunk *c = malloc(POOL_CHUNK);
+		if (!c)
+			return NULL;
+		c->next = p->chunks;
+		p->chunks = c;
+		for (i = (POOL_CHUNK - sizeof(*c)) / size; i-- > 0;)
+			pool_put(p, (char *)c->items + i * size);
+		x = p->head;
+	}
 	memcpy(&p->head, x, sizeof(p->head));
-	p->n--;
 	return x;
 }
-
-static void pool_put(struct pool *p, void *x)
-{
-	if (p->n >= POOL_MAX) {
-		free(x);
-		return;
-	}
-	memcpy(x, &p->head, sizeof(p->head));
-	p->head = x;
-	p->n++;
-}
+#endif
 
 static void pool_drain(struct pool *p)
 {
-	void *x;
+	struct chunk *c;
 
-	while ((x = p->head) != NULL) {
-		memcpy(&p->head, x, sizeof(p->head));
-		free(x);
+	while ((c = p->chunks) != NULL) {
+		p->chunks = c->next;
+		free(c);
 	}
-	p->n = 0;
+	p->head = NULL;
 }
 
 static int add_edge(struct deps *d, struct upd *before, struct upd *after)

@@ -139,10 +139,10 @@ struct deferred {
 	upd_id waits[];
 };
 
-/* Freed records kept for reuse (deps.c). */
+/* Records and edges, cut from chunks and kept for reuse (deps.c). */
 struct pool {
-	void *head;
-	size_t n;
+	void *head;                     /* free ones */
+	struct chunk *chunks;
 };
 
 struct deps {
