@@ -193,7 +193,15 @@ struct chunk {
 	uint64_t items[];           /* records and edges hold pointers: aligned */
 };
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__)   /* gcc */
+#define POOL_PLAIN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)  /* clang */
+#define POOL_PLAIN 1
+#endif
+#endif
+
+#ifdef POOL_PLAIN
 /* Under AddressSanitizer each one is malloc'd: a use after free is caught. */
 static void pool_put(struct pool *p, void *x)
 {
