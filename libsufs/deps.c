@@ -69,7 +69,7 @@
  * are the old ones).
  *
  * What keeps it cheap in CPU: an update looks for what it overlaps in
- * its block's array of spans (its undoable updates), indexed by sixteenth
+ * its block's array of spans (its undoable updates), indexed by 64th
  * of the block once there are many (a big directory's new entries); edges
  * come off their lists in O(1); records are reused from pools.
  *
@@ -112,6 +112,46 @@ static void edge_unlink(struct edge *e)
 		e->next_before->prev_before = e->prev_before;
 }
 
+/* ---- accounting ------------------------------------------------------------------ */
+
+/* d->mem is kept as the sum of what it counts; the peaks move only when
+ * something grows (deps_check() recomputes the sum). */
+static void peaks(struct deps *d)
+{
+	if (d->pending > d->peak_pending)
+		d->peak_pending = d->pending;
+	if (d->mem > d->peak_mem)
+		d->peak_mem = d->mem;
+	if (d->undo_bytes > d->peak_undo)
+		d->peak_undo = d->undo_bytes;
+}
+
+static uint64_t mem_sum(const struct deps *d)
+{
+	return d->pending * sizeof(struct upd) + d->edges * sizeof(struct edge) +
+	       d->undo_bytes + d->nhash * sizeof(struct upd *) + d->span_bytes;
+}
+
+static void account(struct deps *d, long records, long edges, long undo)
+{
+	d->pending += records;
+	d->edges += edges;
+	d->undo_bytes += undo;
+	d->mem += records * (long)sizeof(struct upd) + edges * (long)sizeof(struct edge) + undo;
+	if (records > 0 || edges > 0 || undo > 0)
+		peaks(d);
+}
+
+/* span arrays and their indexes, and the table of live updates */
+static void account_bytes(struct deps *d, long bytes, int spans)
+{
+	if (spans)
+		d->span_bytes += bytes;
+	d->mem += bytes;
+	if (bytes > 0)
+		peaks(d);
+}
+
 /* ---- the table of live updates ------------------------------------------------- */
 
 static size_t id_hash(const struct deps *d, upd_id id)
@@ -150,6 +190,7 @@ static int table_grow(struct deps *d)
 	}
 	free(d->hash);
 	d->hash = h;
+	account_bytes(d, (long)((n - d->nhash) * sizeof(*h)), 0);
 	d->nhash = n;
 	return 0;
 }
@@ -160,23 +201,6 @@ static void table_remove(struct deps *d, struct upd *u)
 	while (*pp != u)
 		pp = &(*pp)->hnext;
 	*pp = u->hnext;
-}
-
-/* ---- accounting ------------------------------------------------------------------ */
-
-static void account(struct deps *d, long records, long edges, long undo)
-{
-	d->pending += records;
-	d->edges += edges;
-	d->undo_bytes += undo;
-	d->mem = d->pending * sizeof(struct upd) + d->edges * sizeof(struct edge) +
-		 d->undo_bytes + d->nhash * sizeof(struct upd *) + d->span_bytes;
-	if (d->pending > d->peak_pending)
-		d->peak_pending = d->pending;
-	if (d->mem > d->peak_mem)
-		d->peak_mem = d->mem;
-	if (d->undo_bytes > d->peak_undo)
-		d->peak_undo = d->undo_bytes;
 }
 
 /*
@@ -292,13 +316,14 @@ static int overlaps(const struct upd *u, uint32_t off, uint32_t len)
 
 /*
  * Once a block has many spans (a big directory's block, its entries all
- * pending), an index keeps the overlap search short: for each sixteenth
- * of the block (a grain), a bit per span that lies over it.  A bit may
- * stay after its span shrank away or went (span_hits() decides); a span
- * always has the bits of the grains it covers (deps_check()).
+ * pending), an index keeps the overlap search short: for each 64th of
+ * the block (a grain: 64 bytes of a 4 KiB block, a few short names), a
+ * bit per span that lies over it.  A bit may stay after its span went
+ * (span_hits() decides); a span always has the bits of the grains it
+ * covers (deps_check()).
  */
-#define GRAINS 16
-#define INDEX_MIN 64    /* spans before a block is indexed */
+#define GRAINS DEPS_GRAINS
+#define INDEX_MIN 16    /* spans before a block is indexed */
 
 /* The grains [*g0, *g1] that [off, end) lies over (an empty range: the
  * grain of off, where one that straddles off is looked for). */
@@ -334,7 +359,7 @@ static int grains_cover(const struct deps *d, const struct buf *b, uint32_t i)
 
 static void grains_free(struct deps *d, struct buf *b)
 {
-	d->span_bytes -= (uint64_t)GRAINS * b->gwords * sizeof(*b->grains);
+	account_bytes(d, -(long)(GRAINS * b->gwords * sizeof(*b->grains)), 1);
 	free(b->grains);
 	b->grains = NULL;
 	b->gwords = 0;
@@ -353,7 +378,7 @@ static void grains_build(struct deps *d, struct buf *b)
 	if (!b->grains)
 		return;
 	b->gwords = words;
-	d->span_bytes += (uint64_t)GRAINS * words * sizeof(*b->grains);
+	account_bytes(d, (long)(GRAINS * words * sizeof(*b->grains)), 1);
 	for (i = 0; i < b->nspans; i++)
 		if (b->spans[i].u)
 			grains_mark(d, b, i);
@@ -368,7 +393,7 @@ static int span_add(struct deps *d, struct buf *b, struct upd *u)
 			u->span = UINT32_MAX; /* d->failed: no ordering is promised */
 			return -ENOMEM;
 		}
-		d->span_bytes += (cap - b->capspans) * sizeof(*p);
+		account_bytes(d, (long)((cap - b->capspans) * sizeof(*p)), 1);
 		b->spans = p;
 		b->capspans = cap;
 	}
@@ -378,7 +403,7 @@ static int span_add(struct deps *d, struct buf *b, struct upd *u)
 		grains_build(d, b);
 	else if (b->gwords)
 		grains_mark(d, b, u->span);
-	return 0; /* (deps_update() accounts for the bytes) */
+	return 0;
 }
 
 /* Does the span (of an undoable update still pending) overlap [off, off+len)? */
@@ -463,7 +488,7 @@ static void span_drop(struct deps *d, struct buf *b, struct upd *u)
 		b->spans[u->span].u = NULL;
 	if (b->nundo == 0) {
 		grains_free(d, b);
-		d->span_bytes -= b->capspans * sizeof(*b->spans);
+		account_bytes(d, -(long)(b->capspans * sizeof(*b->spans)), 1);
 		free(b->spans);
 		b->spans = NULL;
 		b->nspans = b->capspans = 0;
@@ -1183,7 +1208,7 @@ int deps_check(struct sufs_fs *fs)
 			}
 		}
 	}
-	return count == d->pending ? 0 : -EFAULT;
+	return count == d->pending && d->mem == mem_sum(d) ? 0 : -EFAULT;
 }
 
 static const char *const kind_names[] = {

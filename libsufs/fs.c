@@ -56,7 +56,7 @@ int fs_alloc_struct(struct sufs_dev *dev, const struct sufs_super *sb, unsigned 
 	fs->flags = flags;
 	fs->bsize = sb->block_size;
 	fs->bshift = (uint32_t)__builtin_ctz(sb->block_size);
-	fs->deps.grain_shift = fs->bshift - 4;
+	fs->deps.grain_shift = fs->bshift - DEPS_GRAIN_BITS;
 	fs->ptrs = sb->block_size / 8;
 	fs->inodes_per_block = sb->block_size / SUFS_INODE_SIZE;
 	fs->groups = calloc(sb->groups_count, sizeof(*fs->groups));

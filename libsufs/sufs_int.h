@@ -145,6 +145,10 @@ struct pool {
 	struct chunk *chunks;
 };
 
+/* A block's spans are indexed by grain, a 64th of the block (deps.c). */
+#define DEPS_GRAIN_BITS 6
+#define DEPS_GRAINS (1u << DEPS_GRAIN_BITS)
+
 struct deps {
 	struct upd **hash;
 	size_t nhash;
@@ -155,7 +159,7 @@ struct deps {
 	uint64_t peak_pending, peak_mem, peak_undo;
 	uint64_t created, merged, undone, epochs;
 	uint64_t forgotten;              /* ranges forgotten as never written */
-	uint32_t grain_shift;           /* a sixteenth of a block, in bytes, as a shift */
+	uint32_t grain_shift;           /* a grain's size in bytes, as a shift */
 	int failed;                     /* memory ran out: ordering not guaranteed */
 	struct pool edge_pool, upd_pool; /* freed ones kept for reuse */
 	int running_deferred;
@@ -187,9 +191,9 @@ struct buf {
 	uint32_t nundo;                 /* of them, those that may be undone */
 	struct uspan *spans;            /* where those are, oldest first (NULL: gone) */
 	uint32_t nspans, capspans;
-	uint64_t *grains;               /* with many spans: for each sixteenth of the
+	uint64_t *grains;               /* with many spans: for each grain of the
 					 * block, a bit per span that may lie over it */
-	uint32_t gwords;                /* words of bits per sixteenth (0: no index) */
+	uint32_t gwords;                /* words of bits per grain (0: no index) */
 };
 
 struct cache {

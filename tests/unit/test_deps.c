@@ -752,7 +752,7 @@ static void a_change_that_adds_no_wait_is_merged_into_the_update_it_overlaps(voi
 /*
  * A block with hundreds of pending updates (a big directory's block, all
  * its entries new) finds what a change overlaps through its index of
- * sixteenths, across their borders, when the holes left by updates gone
+ * grains (64ths of the block), across their borders, when the holes left by updates gone
  * to disk are squeezed out, and past 32 overlaps.
  */
 static void a_block_with_many_pending_updates_finds_every_overlap_through_its_index(
@@ -778,7 +778,7 @@ static void a_block_with_many_pending_updates_finds_every_overlap_through_its_in
 	assert_int_equal(deps_check(fs), 0);
 
 	/* [52, 80) lies over updates 4, 5 and 6; [244, 268) over 20, 21 and
-	 * 22, either side of the first sixteenth's end (256) */
+	 * 22, either side of a grain's end (256), as [52, 80) is of 64 */
 	edges0 = fs->deps.edges;
 	change(fs, C, 52, 28, 0x55, &r, 1);
 	assert_int_equal(fs->deps.edges, edges0 + 1 + 3);
