@@ -154,9 +154,16 @@ static void account_bytes(struct deps *d, long bytes, int spans)
 
 /* ---- the table of live updates ------------------------------------------------- */
 
+/* Ids are handed out in order and mostly go to disk in order, so the low
+ * bits spread them evenly, and updates made together sit together. */
+static size_t id_slot(upd_id id, size_t nhash)
+{
+	return (size_t)id & (nhash - 1);
+}
+
 static size_t id_hash(const struct deps *d, upd_id id)
 {
-	return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 17) & (d->nhash - 1);
+	return id_slot(id, d->nhash);
 }
 
 struct upd *deps_find(struct sufs_fs *fs, upd_id id)
@@ -183,7 +190,7 @@ static int table_grow(struct deps *d)
 		for (u = d->hash[i]; u; u = next) {
 			size_t k;
 			next = u->hnext;
-			k = (size_t)((u->id * 0x9e3779b97f4a7c15ull) >> 17) & (n - 1);
+			k = id_slot(u->id, n);
 			u->hnext = h[k];
 			h[k] = u;
 		}
@@ -987,6 +994,16 @@ static int cmp_blk(const void *a, const void *b)
 
 #define RUN_MAX 256
 
+/* The updates in b's write image are in flight (on: as deps_image() just
+ * decided), or none is (the write failed). */
+static void set_inflight(struct buf *b, int on)
+{
+	struct upd *u;
+
+	for (u = b->upds; u; u = u->bnext)
+		u->inflight = on && u->included;
+}
+
 /*
  * One epoch: write the write image of every buffer that wants writing and
  * has something it may write, one barrier, then mark what went out as on
@@ -1036,17 +1053,18 @@ int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, v
 			}
 			cache_seal(fs, b, stage + run * fs->bsize);
 			b->undone_in_write = undone;
+			set_inflight(b, 1); /* while its records are in the cache */
 		}
 		if (!list[i])
 			continue;
 		err = sufs_dev_write(fs->dev, list[i]->blk << fs->bshift, stage, run * fs->bsize);
-		if (err)
+		if (err) {
+			for (k = 0; k < run; k++)
+				set_inflight(list[i + k], 0);
 			break;
+		}
 		for (k = 0; k < run; k++) {
-			struct upd *u;
 			b = list[i + k];
-			for (u = b->upds; u; u = u->bnext)
-				u->inflight = u->included;
 			b->written = 1;
 			if (fs->trace)
 				fs->trace(fs, b, fs->trace_arg);
@@ -1064,9 +1082,7 @@ int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, v
 			continue;
 		b->written = 0;
 		if (err) {
-			struct upd *u;
-			for (u = b->upds; u; u = u->bnext)
-				u->inflight = 0;
+			set_inflight(b, 0);
 			continue;
 		}
 		b->plain = 0;

@@ -114,8 +114,12 @@ struct uspan {
 
 /* One recorded change of a block's bytes (deps.c explains). */
 struct upd {
+	/* what a walk of a block's updates reads comes first (one cache line) */
 	upd_id id;
 	struct buf *b;
+	struct upd *bnext;              /* on the same buffer: newer */
+	struct edge *befores;           /* what it waits for */
+	uint8_t *undo;                  /* old bytes, NULL when it can never be undone */
 	uint32_t off, len;
 	uint8_t kind;                   /* enum upd_kind */
 	uint8_t included;               /* scratch: allowed in the image being built */
@@ -123,10 +127,8 @@ struct upd {
 	uint8_t zero_undo;              /* the old bytes were all zero: kept as this flag */
 	uint8_t deferred;               /* deferred work waits for it */
 	uint32_t span;                  /* its place in b->spans, when it may be undone */
-	uint8_t *undo;                  /* old bytes, NULL when it can never be undone */
-	struct edge *befores;           /* what it waits for */
 	struct edge *afters;            /* what waits for it */
-	struct upd *bnext, *bprev;      /* on the same buffer: newer, older */
+	struct upd *bprev;              /* on the same buffer: older */
 	struct upd *hnext;              /* id hash chain */
 };
 
