@@ -69,9 +69,11 @@
  * are the old ones).
  *
  * What keeps it cheap in CPU: an update looks for what it overlaps in
- * its block's array of spans (its undoable updates), indexed by 64th
- * of the block once there are many (a big directory's new entries); edges
- * come off their lists in O(1); records are reused from pools.
+ * its block's array of spans (its undoable updates), indexed by 64ths of
+ * the block once there are more than a few (a directory's new entries);
+ * edges come off their lists in O(1); records are reused from pools and
+ * laid out for the walks of a block's updates; the sums are kept, not
+ * recomputed.
  *
  * What keeps it cheap in writes: the range of something that never
  * reached the disk (a file removed early) is forgotten with its updates,

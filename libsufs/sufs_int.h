@@ -114,7 +114,7 @@ struct uspan {
 
 /* One recorded change of a block's bytes (deps.c explains). */
 struct upd {
-	/* what a walk of a block's updates reads comes first (one cache line) */
+	/* what a walk of a block's updates reads comes first (64 bytes) */
 	upd_id id;
 	struct buf *b;
 	struct upd *bnext;              /* on the same buffer: newer */
