@@ -395,6 +395,7 @@ struct rec {
 	long stop_after;  /* -1: no crash */
 	uint64_t keep;
 	int fail_barriers;
+	long fail_writes;  /* write calls that succeed before the rest fail; -1: none */
 	uint64_t barriers;
 	unsigned in_epoch;
 	struct rec_write *log;
@@ -413,6 +414,10 @@ static int rec_write(struct sufs_dev *dev, uint64_t off, const void *buf, size_t
 	const uint8_t *p = buf;
 	int err;
 
+	if (r->fail_writes == 0)
+		return -EIO;
+	if (r->fail_writes > 0)
+		r->fail_writes--;
 	while (len) {
 		size_t n = r->bsize - off % r->bsize;
 		struct rec_write *w;
@@ -477,6 +482,7 @@ static struct sufs_dev *rec_dev(struct rec *r, struct sufs_dev *inner, uint32_t 
 	r->stop_after = -1;
 	r->keep = 0;
 	r->fail_barriers = 0;
+	r->fail_writes = -1;
 	r->barriers = 0;
 	r->in_epoch = 0;
 	r->n = 0;
@@ -1621,6 +1627,52 @@ static void a_failed_barrier_leaves_its_updates_pending_and_their_blocks_dirty(v
 	assert_true(rec_wrote(&r, 0, AREA + 1));
 	disk_block(t->fs, AREA + 1, dsk);
 	assert_bytes(dsk, 0x62, 8);
+	free(dsk);
+}
+
+/* A write that fails leaves every update of the epoch pending and none in
+ * flight: those of the blocks written before it, and those of the blocks
+ * it carried; a later epoch writes them all. */
+static void a_failed_write_leaves_no_update_in_flight(void **state)
+{
+	struct tfs *t = *state;
+	static struct rec r;
+	uint8_t *dsk;
+	upd_id a, b, c;
+	uint64_t barriers;
+
+	open_recorded(t, &r);
+	dsk = malloc(t->fs->bsize);
+	assert_non_null(dsk);
+	/* two runs: AREA and AREA + 1 together, then AREA + 3 */
+	a = change(t->fs, AREA, 0, 8, 0x71, NULL, 0);
+	b = change(t->fs, AREA + 1, 0, 8, 0x72, NULL, 0);
+	c = change(t->fs, AREA + 3, 0, 8, 0x73, NULL, 0);
+	r.fail_writes = 1;
+	barriers = r.barriers;
+	assert_int_equal(deps_epoch(t->fs, NULL, NULL, 1), -EIO);
+	assert_int_equal(r.barriers, barriers);
+	assert_non_null(deps_find(t->fs, a));
+	assert_non_null(deps_find(t->fs, b));
+	assert_non_null(deps_find(t->fs, c));
+	assert_false(deps_find(t->fs, a)->inflight);
+	assert_false(deps_find(t->fs, b)->inflight);
+	assert_false(deps_find(t->fs, c)->inflight);
+	assert_int_equal(cache_lookup(t->fs, AREA)->dirty, 1);
+	assert_int_equal(cache_lookup(t->fs, AREA + 1)->dirty, 1);
+	assert_int_equal(deps_check(t->fs), 0);
+
+	/* the first write fails: the run it carried is not in flight either */
+	r.fail_writes = 0;
+	assert_int_equal(deps_epoch(t->fs, NULL, NULL, 1), -EIO);
+	assert_false(deps_find(t->fs, a)->inflight);
+	assert_false(deps_find(t->fs, b)->inflight);
+
+	r.fail_writes = -1;
+	settle(t->fs);
+	assert_null(deps_find(t->fs, c));
+	disk_block(t->fs, AREA + 3, dsk);
+	assert_bytes(dsk, 0x73, 8);
 	free(dsk);
 }
 
@@ -2913,6 +2965,7 @@ int main(void)
 		T(blocks_cut_by_truncate_are_reused_only_after_the_cut_is_on_disk),
 		T(deferred_work_runs_only_after_the_barrier_that_puts_its_updates_on_disk),
 		T(a_failed_barrier_leaves_its_updates_pending_and_their_blocks_dirty),
+		T(a_failed_write_leaves_no_update_in_flight),
 		T(a_block_goes_out_only_after_a_barrier_has_followed_what_it_waits_for),
 		T(flush_set_writes_what_the_set_waits_for_first_and_nothing_else),
 		T(fsync_makes_the_file_and_its_names_durable_and_writes_nothing_else),
