@@ -144,11 +144,10 @@ static void account(struct deps *d, long records, long edges, long undo)
 		peaks(d);
 }
 
-/* span arrays and their indexes, and the table of live updates */
-static void account_bytes(struct deps *d, long bytes, int spans)
+/* the blocks' span arrays and their indexes */
+static void account_spans(struct deps *d, long bytes)
 {
-	if (spans)
-		d->span_bytes += bytes;
+	d->span_bytes += bytes;
 	d->mem += bytes;
 	if (bytes > 0)
 		peaks(d);
@@ -199,7 +198,8 @@ static int table_grow(struct deps *d)
 	}
 	free(d->hash);
 	d->hash = h;
-	account_bytes(d, (long)((n - d->nhash) * sizeof(*h)), 0);
+	d->mem += (n - d->nhash) * sizeof(*h);
+	peaks(d);
 	d->nhash = n;
 	return 0;
 }
@@ -368,7 +368,7 @@ static int grains_cover(const struct deps *d, const struct buf *b, uint32_t i)
 
 static void grains_free(struct deps *d, struct buf *b)
 {
-	account_bytes(d, -(long)(GRAINS * b->gwords * sizeof(*b->grains)), 1);
+	account_spans(d, -(long)(GRAINS * b->gwords * sizeof(*b->grains)));
 	free(b->grains);
 	b->grains = NULL;
 	b->gwords = 0;
@@ -387,7 +387,7 @@ static void grains_build(struct deps *d, struct buf *b)
 	if (!b->grains)
 		return;
 	b->gwords = words;
-	account_bytes(d, (long)(GRAINS * words * sizeof(*b->grains)), 1);
+	account_spans(d, (long)(GRAINS * words * sizeof(*b->grains)));
 	for (i = 0; i < b->nspans; i++)
 		if (b->spans[i].u)
 			grains_mark(d, b, i);
@@ -402,7 +402,7 @@ static int span_add(struct deps *d, struct buf *b, struct upd *u)
 			u->span = UINT32_MAX; /* d->failed: no ordering is promised */
 			return -ENOMEM;
 		}
-		account_bytes(d, (long)((cap - b->capspans) * sizeof(*p)), 1);
+		account_spans(d, (long)((cap - b->capspans) * sizeof(*p)));
 		b->spans = p;
 		b->capspans = cap;
 	}
@@ -497,7 +497,7 @@ static void span_drop(struct deps *d, struct buf *b, struct upd *u)
 		b->spans[u->span].u = NULL;
 	if (b->nundo == 0) {
 		grains_free(d, b);
-		account_bytes(d, -(long)(b->capspans * sizeof(*b->spans)), 1);
+		account_spans(d, -(long)(b->capspans * sizeof(*b->spans)));
 		free(b->spans);
 		b->spans = NULL;
 		b->nspans = b->capspans = 0;
