@@ -758,8 +758,8 @@ static void a_change_that_adds_no_wait_is_merged_into_the_update_it_overlaps(voi
 /*
  * A block with hundreds of pending updates (a big directory's block, all
  * its entries new) finds what a change overlaps through its index of
- * grains (64ths of the block), across their borders, when the holes left by updates gone
- * to disk are squeezed out, and past 32 overlaps.
+ * grains (64ths of the block), across their borders, when the holes left
+ * by updates gone to disk are squeezed out, and past 32 overlaps.
  */
 static void a_block_with_many_pending_updates_finds_every_overlap_through_its_index(
 	void **state)
