@@ -147,18 +147,23 @@ static int make_room(struct sufs_fs *fs)
 	return 0; /* over the limit only while everything is dirty or referenced */
 }
 
-static void verify(struct sufs_fs *fs, struct buf *b)
+/*
+ * Check b's bytes as a block of the given role: a directory block's tail
+ * checksum (of the bytes as read: a dirty block's is sealed only on its
+ * write image) and its entries.  The walks of a directory trust dir_bad.
+ */
+static void verify(struct sufs_fs *fs, struct buf *b, enum buf_type type)
 {
 	const uint8_t *tail = b->data + fs->bsize - SUFS_DIR_TAIL_SIZE;
-
 	const char *why;
 
-	if (b->type != BUF_DIR)
+	if (type != BUF_DIR)
 		return;
-	b->csum_bad = get32(tail) != DIR_TAIL_MAGIC ||
-		      get32(tail + 4) != sufs_dirblock_csum(b->data, fs->bsize, b->blk);
-	b->csum_known = 1;
-	/* checked once when read: our own changes keep a block well formed */
+	if (!b->dirty) {
+		b->csum_bad = get32(tail) != DIR_TAIL_MAGIC ||
+			      get32(tail + 4) != sufs_dirblock_csum(b->data, fs->bsize, b->blk);
+		b->csum_known = 1;
+	}
 	b->dir_bad = dir_block_check(b->data, fs->bsize, &why) != 0;
 }
 
@@ -183,14 +188,27 @@ static int get(struct sufs_fs *fs, uint64_t blk, enum buf_type type, int fresh,
 			b->csum_bad = 0;
 			b->dir_bad = 0;
 			b->csum_known = 0;
+			b->recheck = 0;
 			if (type != BUF_RAW)
 				b->type = (uint8_t)type;
-		} else if (type != BUF_RAW && b->type != type && !b->dirty &&
-			   (b->type == BUF_RAW || b->type == BUF_DATA)) {
-			/* first use with a known role: check it as such (a dirty
-			 * raw block stays raw: it goes out exactly as written) */
-			b->type = (uint8_t)type;
-			verify(fs, b);
+		} else if (type != BUF_RAW && b->type != type) {
+			if (!b->dirty && (b->type == BUF_RAW || b->type == BUF_DATA)) {
+				/* first use with a known role */
+				b->type = (uint8_t)type;
+			} else {
+				/* a raw write (it stays raw: it goes out exactly as
+				 * written), a directory read as a file, or, on a
+				 * damaged image, one block in two roles (a file's
+				 * pointer to a directory block): whoever has it now
+				 * may change it, so its own role checks it again */
+				b->recheck = 1;
+				if (b->type == BUF_DIR)
+					dirhash_drop(fs, 0);
+			}
+			verify(fs, b, type);
+		} else if (b->recheck && type == b->type) {
+			b->recheck = 0;
+			verify(fs, b, type);
 		}
 		b->refs++;
 		*out = b;
@@ -216,7 +234,7 @@ static int get(struct sufs_fs *fs, uint64_t blk, enum buf_type type, int fresh,
 			return err;
 		}
 		fs->stats.block_reads++;
-		verify(fs, b);
+		verify(fs, b, type);
 	}
 	b->hnext = c->hash[hash_of(c, blk)];
 	c->hash[hash_of(c, blk)] = b;

@@ -185,6 +185,7 @@ struct buf {
 	uint8_t csum_bad;               /* BUF_DIR: its checksum failed when it was read */
 	uint8_t dir_bad;                /* BUF_DIR: its entries are malformed (dir_block_check) */
 	uint8_t csum_known;             /* BUF_DIR: csum_bad is of the bytes it holds now */
+	uint8_t recheck;                /* used in another role since checked (get()) */
 	uint8_t plain;                  /* changed outside any update (summaries, times) */
 	uint8_t written;                /* scratch: written in the epoch in progress */
 	uint32_t undone_in_write;       /* updates left out of its last write image */

@@ -1,8 +1,8 @@
 /*
  * test_cache.c - the buffer cache: one buffer per block, zero-filled new
  * blocks, write-back of dirty buffers, eviction within the limit, write
- * images sealed with checksums, verification of directory blocks when read,
- * and the edge of the image.
+ * images sealed with checksums, verification of directory blocks when read
+ * and again after another role has had them, and the edge of the image.
  */
 #include "config.h"
 #include "testutil.h"
@@ -462,6 +462,61 @@ static void raw_block_write_reaches_the_disk_exactly_as_given(void **state)
 	assert_int_equal(in.mode, S_IFDIR | 0755);
 }
 
+/* A record length no entry can have (and a walk would jump past the end). */
+static const uint8_t bad_reclen[2] = { 0xff, 0xff };
+
+/*
+ * On a damaged image a file's block pointer may name a directory's block.
+ * A write through the file then changes the directory's bytes in the
+ * cache: the directory's next walk must find them malformed, not trust the
+ * check made when the block was read (a record length of 0 would loop
+ * forever, a long name past the end would read out of bounds).
+ */
+static void a_directory_block_written_as_a_files_data_is_checked_again(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	struct sufs_inode in;
+	uint64_t blk;
+	uint32_t f, ino;
+
+	assert_int_equal(sufs_create(fs, SUFS_ROOT_INO, "f", 1, 0644, NULL, &f), 0);
+	assert_int_equal(sufs_write(fs, f, 0, "x", 1), 0);
+	assert_int_equal(sufs_bmap(fs, SUFS_ROOT_INO, 0, &blk), 0);
+	assert_int_equal(sufs_inode_get(fs, f, &in), 0);
+	in.block[0] = blk; /* the damage */
+	assert_int_equal(sufs_inode_put(fs, f, &in), 0);
+	assert_int_equal(sufs_lookup(fs, SUFS_ROOT_INO, "f", 1, &ino), 0);
+	assert_int_equal(cached(fs, blk)->type, BUF_DIR);
+
+	assert_int_equal(sufs_write(fs, f, DE_RECLEN, bad_reclen, 2), 0);
+	assert_int_equal(sufs_lookup(fs, SUFS_ROOT_INO, "f", 1, &ino), -SUFS_ECORRUPT);
+	assert_int_equal(sufs_create(fs, SUFS_ROOT_INO, "g", 1, 0644, NULL, &ino),
+			 -SUFS_ECORRUPT);
+	assert_int_equal(cached(fs, blk)->type, BUF_DIR); /* still sealed as one */
+}
+
+/* The same when a raw write (sufs-debug -w) breaks a directory block. */
+static void a_directory_block_broken_by_a_raw_write_is_checked_again(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint8_t raw[4096], old[2];
+	uint64_t blk;
+	uint32_t ino;
+
+	assert_int_equal(fs->bsize, sizeof(raw));
+	assert_int_equal(sufs_bmap(fs, SUFS_ROOT_INO, 0, &blk), 0);
+	assert_int_equal(sufs_lookup(fs, SUFS_ROOT_INO, "..", 2, &ino), 0);
+	assert_int_equal(sufs_block_read(fs, blk, raw), 0);
+	memcpy(old, raw + DE_RECLEN, 2);
+	memcpy(raw + DE_RECLEN, bad_reclen, 2);
+	assert_int_equal(sufs_block_write(fs, blk, raw), 0);
+	assert_int_equal(sufs_lookup(fs, SUFS_ROOT_INO, "..", 2, &ino), -SUFS_ECORRUPT);
+	memcpy(raw + DE_RECLEN, old, 2); /* as it was */
+	assert_int_equal(sufs_block_write(fs, blk, raw), 0);
+	assert_int_equal(sufs_lookup(fs, SUFS_ROOT_INO, "..", 2, &ino), 0);
+	assert_int_equal(ino, SUFS_ROOT_INO);
+}
+
 static void blocks_beyond_the_image_are_refused_as_corrupt(void **state)
 {
 	struct sufs_fs *fs = fs_of(state);
@@ -501,6 +556,8 @@ int main(void)
 		T4(raw_block_write_reaches_the_disk_exactly_as_given),
 		T4(raw_block_write_goes_out_unsealed_even_after_the_block_is_read_as_inodes),
 		T4(raw_block_write_of_a_directory_block_stays_unsealed_after_a_lookup),
+		T4(a_directory_block_written_as_a_files_data_is_checked_again),
+		T4(a_directory_block_broken_by_a_raw_write_is_checked_again),
 		T4(blocks_beyond_the_image_are_refused_as_corrupt),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
