@@ -5,9 +5,9 @@
  * The input is an image, copied (the input stays the fuzzer's) and opened
  * read-write in one of the three write modes, with checksums verified (as
  * the tools open it) or ignored (as fsck.sufs repairs, and as a hostile
- * image with its checksums recomputed would pass); the input's last byte
- * chooses both.  A fixed round of operations then runs on what the image
- * holds: each of the first names in the root directory is written to,
+ * image with its checksums recomputed would pass), and with or without a
+ * snapshot taken first and deleted last; the input's last byte chooses.
+ * A fixed round of operations then runs on what the image holds: each of the first names in the root directory is written to,
  * truncated, linked, renamed, removed, and created under when it is a
  * directory; new files are written through the indirect blocks and
  * removed; then sync and close.  The cache is small, so that write-back
@@ -147,17 +147,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const unsigned modes[] = { SUFS_MODE_SOFTDEP, SUFS_MODE_SYNC, SUFS_MODE_ASYNC };
 	struct sufs_cred cred = { 0, 0 };
+	struct sufs_snap_info snap;
 	struct sufs_dev *dev;
 	struct sufs_fs *fs;
 	struct names names = { 0 };
 	uint8_t *image;
-	unsigned i, flags, mode;
+	unsigned i, flags, mode, snapshot;
 	int rc;
 
 	if (size == 0 || size > MAX_IMAGE)
 		return 0;
 	verbose = getenv("FUZZ_VERBOSE") != NULL;
 	mode = modes[data[size - 1] % 3];
+	snapshot = data[size - 1] / 6 % 2;
 	image = malloc(size);
 	if (!image)
 		abort();
@@ -177,10 +179,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	sufs_set_mode(fs, mode);
 	sufs_set_cache_size(fs, 0); /* the least: write-back in the middle */
+	if (snapshot)
+		OP(sufs_snap_create(fs, "fz", &snap));
 	sufs_readdir(fs, SUFS_ROOT_INO, collect, &names);
 	for (i = 0; i < names.n; i++)
 		work_on(fs, names.e[i].name, names.e[i].len, names.e[i].ino, &cred);
 	work_new(fs, &cred);
+	if (snapshot)
+		OP(sufs_snap_delete(fs, "fz"));
 	OP(sufs_sync(fs));
 	OP(sufs_close(fs));
 	free(image);
