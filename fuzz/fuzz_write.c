@@ -7,13 +7,15 @@
  * the tools open it) or ignored (as fsck.sufs repairs, and as a hostile
  * image with its checksums recomputed would pass), and with or without a
  * snapshot taken first and deleted last; the input's last byte chooses.
- * A fixed round of operations then runs on what the image holds: each of the first names in the root directory is written to,
- * truncated, linked, renamed, removed, and created under when it is a
- * directory; new files are written through the indirect blocks and
- * removed; then sync and close.  The cache is small, so that write-back
- * runs in the middle.  The engine's invariants are
- * asserted after every operation (SUFS_DEBUG).  Any crash, sanitizer
- * report, failed assertion or leak is a finding; errors are expected.
+ * A fixed round of operations then runs on what the image holds: each of
+ * the first names in the root directory, and the first few in each
+ * directory there, is written to, truncated, linked, renamed, removed, and
+ * created under when it is a directory; new files are written through the
+ * indirect blocks, with a symlink and a fifo beside them, and removed; then
+ * sync and close.  The cache is small, so that write-back runs in the
+ * middle.  The engine's invariants are asserted after every operation
+ * (SUFS_DEBUG).  Any crash, sanitizer report, failed assertion or leak is a
+ * finding; errors are expected.
  * FUZZ_VERBOSE=1 prints each operation and what it returned.
  */
 #include "config.h"
@@ -67,18 +69,20 @@ static int verbose;
 			fprintf(stderr, "  %s: %s\n", #call, sufs_strerror(rc_)); \
 	} while (0)
 
-/* What one name of the root goes through. */
-static void work_on(struct sufs_fs *fs, const char *name, size_t len, uint32_t ino,
-		    const struct sufs_cred *cred)
+/* What a name of dir (the root, or a directory in it) goes through. */
+static void work_on(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len,
+		    uint32_t ino, const struct sufs_cred *cred, unsigned depth)
 {
 	static uint8_t buf[3 * 4096];
 	struct sufs_setattr sa = { .mask = SUFS_SET_MODE | SUFS_SET_MTIME, .mode = 0640 };
 	struct sufs_stat st;
-	uint32_t child;
+	struct names sub = { 0 };
+	uint32_t child, bsize = sufs_get_super(fs)->block_size;
 	size_t done;
+	unsigned i;
 
 	if (verbose)
-		fprintf(stderr, " /%s (inode %u)\n", name, ino);
+		fprintf(stderr, "%*s%s (inode %u in %u)\n", (int)depth + 1, "", name, ino, dir);
 	if (sufs_stat(fs, ino, &st))
 		return;
 	OP(sufs_setattr(fs, ino, &sa));
@@ -88,8 +92,9 @@ static void work_on(struct sufs_fs *fs, const char *name, size_t len, uint32_t i
 		OP(sufs_write(fs, ino, 100, buf, sizeof(buf)));
 		OP(sufs_write(fs, ino, st.size, buf, 1000));
 		OP(sufs_truncate(fs, ino, st.size / 2));
+		OP(sufs_truncate(fs, ino, st.size + 3 * (uint64_t)bsize)); /* a hole */
 		OP(sufs_link(fs, ino, SUFS_ROOT_INO, NAME("fz-link")));
-		OP(sufs_rename(fs, SUFS_ROOT_INO, name, len, SUFS_ROOT_INO, NAME("fz-moved")));
+		OP(sufs_rename(fs, dir, name, len, SUFS_ROOT_INO, NAME("fz-moved")));
 		OP(sufs_unlink(fs, SUFS_ROOT_INO, NAME("fz-link")));
 		OP(sufs_fsync(fs, ino));
 		OP(sufs_unlink(fs, SUFS_ROOT_INO, NAME("fz-moved")));
@@ -97,15 +102,26 @@ static void work_on(struct sufs_fs *fs, const char *name, size_t len, uint32_t i
 	case 0040000:
 		OP(sufs_create(fs, ino, NAME("fz-new"), 0644, cred, &child));
 		OP(sufs_mkdir(fs, ino, NAME("fz-dir"), 0755, cred, &child));
-		OP(sufs_rename(fs, SUFS_ROOT_INO, name, len, ino, NAME("fz-into"))); /* EINVAL */
+		OP(sufs_rename(fs, dir, name, len, ino, NAME("fz-into"))); /* EINVAL */
 		OP(sufs_rename(fs, ino, NAME("fz-new"), SUFS_ROOT_INO, NAME("fz-out")));
 		OP(sufs_rename(fs, ino, NAME("fz-dir"), SUFS_ROOT_INO, NAME("fz-outdir")));
-		OP(sufs_rmdir(fs, SUFS_ROOT_INO, name, len)); /* ENOTEMPTY, or it goes */
+		OP(sufs_fsync(fs, ino));
+		if (depth == 0) {
+			/* and the first names in it, one level down */
+			sufs_readdir(fs, ino, collect, &sub);
+			for (i = 0; i < sub.n && i < 4; i++)
+				work_on(fs, ino, sub.e[i].name, sub.e[i].len, sub.e[i].ino, cred,
+					depth + 1);
+		}
+		/* over an empty directory, and back */
+		OP(sufs_rename(fs, dir, name, len, SUFS_ROOT_INO, NAME("fz-outdir")));
+		OP(sufs_rename(fs, SUFS_ROOT_INO, NAME("fz-outdir"), dir, name, len));
+		OP(sufs_rmdir(fs, dir, name, len)); /* ENOTEMPTY, or it goes */
 		OP(sufs_rmdir(fs, SUFS_ROOT_INO, NAME("fz-outdir")));
 		OP(sufs_unlink(fs, SUFS_ROOT_INO, NAME("fz-out")));
 		break;
 	default:
-		OP(sufs_rename(fs, SUFS_ROOT_INO, name, len, SUFS_ROOT_INO, NAME("fz-other")));
+		OP(sufs_rename(fs, dir, name, len, SUFS_ROOT_INO, NAME("fz-other")));
 		OP(sufs_unlink(fs, SUFS_ROOT_INO, NAME("fz-other")));
 		break;
 	}
@@ -129,6 +145,7 @@ static void work_new(struct sufs_fs *fs, const struct sufs_cred *cred)
 			OP(sufs_write(fs, f, offs[i], bytes, sizeof(bytes)));
 	}
 	OP(sufs_symlink(fs, d, NAME("s"), "f0", cred, &f));
+	OP(sufs_mknod(fs, d, NAME("p"), 0010644, 0, 0, cred, &f));
 	OP(sufs_mkdir(fs, d, NAME("sub"), 0755, cred, &g));
 	OP(sufs_rename(fs, d, NAME("f1"), d, NAME("f2")));    /* over a file */
 	OP(sufs_rename(fs, SUFS_ROOT_INO, NAME("fz-d"), d, NAME("x"))); /* EINVAL */
@@ -139,6 +156,7 @@ static void work_new(struct sufs_fs *fs, const struct sufs_cred *cred)
 	OP(sufs_unlink(fs, d, NAME("f2")));
 	OP(sufs_unlink(fs, d, NAME("f3")));
 	OP(sufs_unlink(fs, d, NAME("s")));
+	OP(sufs_unlink(fs, d, NAME("p")));
 	OP(sufs_rmdir(fs, d, NAME("sub")));
 	OP(sufs_rmdir(fs, SUFS_ROOT_INO, NAME("fz-d")));
 }
@@ -183,7 +201,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		OP(sufs_snap_create(fs, "fz", &snap));
 	sufs_readdir(fs, SUFS_ROOT_INO, collect, &names);
 	for (i = 0; i < names.n; i++)
-		work_on(fs, names.e[i].name, names.e[i].len, names.e[i].ino, &cred);
+		work_on(fs, SUFS_ROOT_INO, names.e[i].name, names.e[i].len, names.e[i].ino,
+			&cred, 0);
 	work_new(fs, &cred);
 	if (snapshot)
 		OP(sufs_snap_delete(fs, "fz"));
