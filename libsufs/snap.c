@@ -59,6 +59,7 @@ struct snap {
 	unsigned slot;
 	uint32_t ino;
 	uint8_t *need;          /* per block: needs a copy before it changes */
+	int broken;             /* broken inside a copy: removed when it ends */
 };
 
 static const char snapdir_name[] = ".snap";
@@ -179,14 +180,37 @@ static int snap_copy(struct sufs_fs *fs, struct snap *s, uint64_t lblk, const ui
 /*
  * A snapshot could not take its copy (no room): it is no longer a true
  * view.  Its slot is marked broken on disk now, before the change it
- * missed can reach the disk; it can only be deleted.
+ * missed can reach the disk; it can only be deleted.  It needs nothing
+ * more.  A copy or claim in progress may be using it (a copy's own blocks
+ * can need copies on a damaged image: the calls nest), so it leaves the
+ * list only when the outermost one ends (snap_end()).
  */
 static void snap_break(struct sufs_fs *fs, struct snap *s)
 {
 	fs->sb.snap[s->slot].flags |= SUFS_SNAP_BROKEN;
 	if (fs_write_super(fs, 0) == 0)
 		sufs_dev_barrier(fs->dev);
-	snap_remove_active(fs, s->slot);
+	memset(s->need, 0, (size_t)(fs->sb.blocks_count + 7) / 8);
+	s->broken = 1;
+}
+
+static void snap_begin(struct sufs_fs *fs)
+{
+	fs->snap_busy++;
+}
+
+static void snap_end(struct sufs_fs *fs)
+{
+	unsigned i;
+
+	if (--fs->snap_busy)
+		return;
+	i = 0;
+	while (i < fs->nsnaps)
+		if (fs->snaps[i]->broken)
+			snap_remove_active(fs, fs->snaps[i]->slot); /* the rest move down */
+		else
+			i++;
 }
 
 /*
@@ -207,8 +231,8 @@ void snap_cow(struct sufs_fs *fs, struct buf *b)
 	struct waits ptr = { 0 };
 	uint8_t *old = NULL;
 	unsigned i;
-	int err;
 
+	snap_begin(fs);
 	for (i = 0; i < fs->nsnaps; i++) {
 		struct snap *s = fs->snaps[i];
 
@@ -224,14 +248,12 @@ void snap_cow(struct sufs_fs *fs, struct buf *b)
 			memcpy(old, b->data, fs->bsize);
 			cache_seal(fs, b, old);
 		}
-		err = old ? snap_copy(fs, s, b->blk, old, &ptr) : -ENOMEM;
-		if (err) {
+		if (!old || snap_copy(fs, s, b->blk, old, &ptr))
 			snap_break(fs, s);
-			i--; /* the list moved */
-		}
 	}
 	free(old);
 	hold(fs, b, &ptr);
+	snap_end(fs);
 }
 
 /* The pending copy-on-write update of b, or 0. */
@@ -263,19 +285,22 @@ int snap_claimed(struct sufs_fs *fs, uint64_t blk)
 int snap_claim(struct sufs_fs *fs, uint64_t blk)
 {
 	unsigned i;
+	int claimed = 0;
 
-	for (i = 0; i < fs->nsnaps; i++) {
+	snap_begin(fs);
+	for (i = 0; i < fs->nsnaps && !claimed; i++) {
 		struct snap *s = fs->snaps[i];
 
 		if (blk >= fs->sb.blocks_count || !need_test(s, blk))
 			continue;
 		need_clear(s, blk);
 		if (snap_point(fs, s, blk, blk, NULL, NULL) == 0)
-			return 1;
-		snap_break(fs, s);
-		i--;
+			claimed = 1;
+		else
+			snap_break(fs, s);
 	}
-	return 0;
+	snap_end(fs);
+	return claimed;
 }
 
 /* ---- loading ------------------------------------------------------------------ */

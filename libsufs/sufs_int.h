@@ -249,6 +249,7 @@ struct sufs_fs {
 	uint64_t dirhash_clock;
 	struct snap *snaps[SUFS_SNAP_SLOTS]; /* snap.c: the snapshots kept, oldest first */
 	unsigned nsnaps;
+	unsigned snap_busy;             /* snap.c: copies or claims in progress (nested) */
 	pthread_mutex_t lock;           /* sufs_lock(): a second thread reads views */
 	/* called for each block allocated (fsck: blocks a snapshot's copies
 	 * take while it repairs are in use) */
