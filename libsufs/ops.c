@@ -217,12 +217,14 @@ int sufs_readlink(struct sufs_fs *fs, uint32_t ino, char *buf, size_t size, size
 /* ---- path names ------------------------------------------------------------- */
 
 /*
- * Walk path from cwd (or the root).  The path is copied into a buffer that
- * grows as symlink targets are spliced in front of what remains.
+ * Walk path from cwd (or the root).  A symlink's target is spliced in
+ * front of what remains of the path, in a buffer on the stack (no malloc:
+ * every operation walks a path, and an 8 KiB malloc is not cheap).
  */
 int sufs_namei(struct sufs_fs *fs, uint32_t cwd, const char *path, int follow, uint32_t *ino)
 {
-	char *buf, *p, *next;
+	char buf[2 * SUFS_PATH_MAX];
+	const char *p = path, *next;
 	uint32_t dir, cur;
 	unsigned links = 0;
 	size_t len;
@@ -232,11 +234,6 @@ int sufs_namei(struct sufs_fs *fs, uint32_t cwd, const char *path, int follow, u
 		return -ENOENT;
 	if (strlen(path) >= SUFS_PATH_MAX)
 		return -ENAMETOOLONG;
-	buf = malloc(2 * SUFS_PATH_MAX);
-	if (!buf)
-		return -ENOMEM;
-	strcpy(buf, path);
-	p = buf;
 	cur = *p == '/' ? SUFS_ROOT_INO : cwd;
 	for (;;) {
 		struct sufs_inode in;
@@ -276,13 +273,12 @@ int sufs_namei(struct sufs_fs *fs, uint32_t cwd, const char *path, int follow, u
 				err = -ENAMETOOLONG;
 				break;
 			}
-			memmove(buf + tlen, p, rest + 1);
+			memmove(buf + tlen, p, rest + 1); /* p may be in buf */
 			memcpy(buf, target, tlen);
 			p = buf;
 			cur = *p == '/' ? SUFS_ROOT_INO : dir;
 		}
 	}
-	free(buf);
 	if (!err && path[strlen(path) - 1] == '/') {
 		/* "name/" must be a directory */
 		struct sufs_inode in;
