@@ -62,11 +62,15 @@
  *
  * What keeps it small: checksums are sealed on the write image, summary
  * counters and timestamps are written as they stand (outside the ordering);
- * an update that waits for nothing keeps no old bytes; a later change that
- * waits for nothing new is folded into the newest pending update it
- * overlaps, when that one already waits for the others it overlaps (so a
- * name removed before it reached the disk leaves one update, whose bytes
- * are the old ones).
+ * an update that waits for nothing keeps no old bytes; a wait for an
+ * update of the same block that is never undone is met by the block's own
+ * writes and adds no edge (met_by_block()); a change that waits for
+ * nothing and overlaps nothing undoable is folded into the block's update
+ * that is never undone (fold_target(): a bitmap block's bits, a directory
+ * block's headers); a later change that waits for nothing new is folded
+ * into the newest pending update it overlaps, when that one already waits
+ * for the others it overlaps (so a name removed before it reached the
+ * disk leaves one update, whose bytes are the old ones).
  *
  * What keeps it cheap in CPU: an update looks for what it overlaps in
  * its block's array of spans (its undoable updates), indexed by 64ths of
@@ -180,9 +184,11 @@ struct upd *deps_find(struct sufs_fs *fs, upd_id id)
 	return NULL;
 }
 
+/* Four-fold: each growth reads every live record again (its chain link),
+ * long after it was made and out of the cache. */
 static int table_grow(struct deps *d)
 {
-	size_t n = d->nhash ? 2 * d->nhash : 1024, i;
+	size_t n = d->nhash ? 4 * d->nhash : 1024, i;
 	struct upd **h = calloc(n, sizeof(*h)), *u, *next;
 
 	if (!h)
@@ -618,6 +624,63 @@ static int merge_into(struct deps *d, struct upd *u, const uint8_t *data, uint32
 }
 
 /*
+ * A wait for x is met by every write of b when x is on b and is never
+ * undone: such a write carries x's bytes, and one of b that carries the
+ * waiting update is such a write (a directory entry's header waits so for
+ * the carving of its slot, and the carving for the header it shortens).
+ * Not on inode-table blocks: deps_forget_new() reads what waits for an
+ * inode's updates, and must see every one.
+ */
+static int met_by_block(const struct upd *x, const struct buf *b)
+{
+	return x->b == b && !undoable(x) && b->type != BUF_ITABLE;
+}
+
+/* Does an update older than id that may be undone lie over [off, off+len)? */
+static int older_over(const struct deps *d, const struct buf *b, upd_id id, uint32_t off,
+		      uint32_t len)
+{
+	const struct uspan *sp;
+	struct span_iter it;
+
+	span_first(&it, d, b, off, len);
+	while ((sp = span_next(&it)) != NULL)
+		if (sp->u->id < id)
+			return 1;
+	return 0;
+}
+
+/*
+ * A change that waits for nothing and overlaps nothing that may be undone
+ * is never undone: it can be folded into a pending update of b that is
+ * never undone either and not yet in flight, whose range grows over it
+ * (a never-undone update's range only tells what it covers; its waiters
+ * want b written, which carries both).  So a bitmap block, a data block
+ * or a directory block's headers and carvings keep one such update.  On
+ * an inode-table block only into the newest, when they touch: an inode's
+ * updates must lie within it for deps_forget_new().
+ */
+static struct upd *fold_target(const struct deps *d, struct buf *b, uint32_t off,
+			       uint32_t len)
+{
+	struct upd *t = b->type == BUF_ITABLE ? b->ulast : b->fold;
+	uint32_t end = off + len, tend;
+
+	if (!t || undoable(t) || t->inflight)
+		return NULL;
+	tend = t->off + t->len;
+	if (b->type == BUF_ITABLE && (off > tend || t->off > end))
+		return NULL;
+	/* nor may it grow over an older update that may be undone: waiting
+	 * for the newest update over some bytes must wait for every change
+	 * to them (buf_last_update()) */
+	if (b->nundo && ((off < t->off && older_over(d, b, t->id, off, t->off - off)) ||
+			 (end > tend && older_over(d, b, t->id, tend, end - tend))))
+		return NULL;
+	return t;
+}
+
+/*
  * Record a change of [off, off+len) of b that waits for the given updates,
  * before the caller makes it.  Returns the id of the update that carries
  * the change (an older one when merged), or 0 when there is nothing to wait
@@ -629,7 +692,7 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 		   enum upd_kind kind, const upd_id *waits, unsigned nwaits)
 {
 	struct deps *d = &fs->deps;
-	struct upd *w[DEPS_MAX_WAITS], *u, *only = NULL, *t = b->ulast;
+	struct upd *w[DEPS_MAX_WAITS], *u, *f, *only = NULL, *t = b->ulast;
 	struct upd *hit[DEPS_MAX_WAITS];
 	unsigned nw = 0, i, noverlap = 0;
 	const struct uspan *sp;
@@ -640,7 +703,7 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 	assert(nwaits <= DEPS_MAX_WAITS);
 	for (i = 0; i < nwaits && i < DEPS_MAX_WAITS; i++) {
 		struct upd *x = deps_find(fs, waits[i]);
-		if (x)
+		if (x && !met_by_block(x, b))
 			w[nw++] = x;
 	}
 	/* Only updates that may be undone matter for overlaps: undoing one
@@ -666,13 +729,11 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 				only->kind = (uint8_t)kind;
 			return only->id;
 		}
-	} else if (noverlap == 0 && nw == 0 && t && !undoable(t) && !t->inflight &&
-		   off <= t->off + t->len && t->off <= off + len) {
-		/* never undone, touching the newest that is never undone either:
-		 * one range (bitmap bits set one after another, data appended) */
-		merge_into(d, t, b->data, off, len);
+	} else if (noverlap == 0 && nw == 0 && (f = fold_target(d, b, off, len)) != NULL) {
+		/* never undone, like the one it folds into: one range */
+		merge_into(d, f, b->data, off, len);
 		d->merged++;
-		return t->id;
+		return f->id;
 	}
 	u = pool_get(&d->upd_pool, sizeof(*u));
 	if (u)
@@ -718,6 +779,8 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 				d->failed = 1;
 		}
 	}
+	if (!undoable(u))
+		b->fold = u;
 	u->bprev = t;
 	if (t)
 		t->bnext = u;
@@ -826,6 +889,8 @@ static void upd_free(struct sufs_fs *fs, struct upd *u)
 		u->b->nundo--;
 		span_drop(d, u->b, u);
 	}
+	if (u->b->fold == u)
+		u->b->fold = NULL;
 	table_remove(d, u);
 	account(d, -1, -nedges, u->undo ? -(long)u->len : 0);
 	free(u->undo);
@@ -1204,6 +1269,9 @@ int deps_check(struct sufs_fs *fs)
 					return -EFAULT;
 			if (!u->undo && !u->zero_undo && u->befores) /* (3) */
 				return -EFAULT;
+			if ((o = u->b->fold) != NULL &&
+			    (o->b != u->b || undoable(o) || deps_find(fs, o->id) != o))
+				return -EFAULT;  /* what deps_update() folds into */
 			if (undoable(u) && (u->span >= u->b->nspans ||
 					    u->b->spans[u->span].u != u ||
 					    u->b->spans[u->span].off != u->off ||

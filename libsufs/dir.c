@@ -320,7 +320,6 @@ int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char
 	uint32_t need = dirent_size((uint32_t)len), end = dir_data_end(fs->bsize);
 	uint32_t off, reclen, used, slot_off = 0, room;
 	uint64_t n, lblk, slot_lblk = UINT64_MAX;
-	struct waits cw = { 0 };
 	upd_id carve = 0;
 	struct dirhash *h;
 	struct hfind hf;
@@ -380,10 +379,12 @@ int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char
 	reclen = get16(b->data + off + DE_RECLEN);
 	if (get32(b->data + off + DE_INO)) {
 		/* carve the new entry out of the live entry's slack, once that
-		 * entry's record length is on disk (not its inode number) */
+		 * entry's record length is on disk (not its inode number): the
+		 * update that wrote it, if pending, either may be undone, and
+		 * the carving, over the same bytes, waits for it (rule (2) of
+		 * deps.c), or never is, and every write of this block carries it */
 		used = dirent_size(b->data[off + DE_NAMELEN]);
-		waits_add(&cw, buf_last_update(b, off + DE_RECLEN, SUFS_DIRENT_HDR - DE_RECLEN));
-		carve = buf_update(fs, b, off + DE_RECLEN, 2, UPD_DIRADD, &cw);
+		carve = buf_update(fs, b, off + DE_RECLEN, 2, UPD_DIRADD, NULL);
 		put16(b->data + off + DE_RECLEN, (uint16_t)used);
 		off += used;
 		reclen -= used;

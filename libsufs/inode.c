@@ -79,10 +79,10 @@ static const struct { uint32_t off, end; } ordered[2] = {
 
 /*
  * Store an inode.  The change becomes updates of the ordered parts that
- * changed, each waiting for w (a new or zeroed inode: one update of all
- * of it); the
- * rest is a plain change.  *id (if not NULL) is an update that, once on
- * disk, means all of this store is (the second part waits for the first).
+ * changed, the first waiting for w and the second for the first (a new or
+ * zeroed inode: one update of all of it); the rest is a plain change.
+ * *id (if not NULL) is an update that, once on disk, means all of this
+ * store is.
  */
 int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 		enum upd_kind kind, const struct waits *w, upd_id *id)
@@ -110,8 +110,8 @@ int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 				;
 			if (lo == hi)
 				continue;
-			if (last)
-				waits_add(&w2, last);
+			if (last) /* which waits for w: that is enough */
+				w2 = (struct waits){ .n = 1, .id = { last } };
 			last = buf_update(fs, b, off + lo, hi - lo,
 					  k ? (kind == UPD_INODEDEP ? UPD_ALLOCDIRECT : kind) : kind,
 					  &w2);

@@ -191,6 +191,7 @@ struct buf {
 	uint32_t undone_in_write;       /* updates left out of its last write image */
 	uint32_t owner;                 /* BUF_DIR: the directory's inode, for fsync */
 	struct upd *upds, *ulast;       /* pending updates, oldest first, newest */
+	struct upd *fold;               /* one of them that is never undone, or NULL */
 	uint32_t nundo;                 /* of them, those that may be undone */
 	struct uspan *spans;            /* where those are, oldest first (NULL: gone) */
 	uint32_t nspans, capspans;

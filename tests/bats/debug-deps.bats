@@ -189,7 +189,7 @@ ids_of() {
 	mkimg "$IMG" 16M
 	dbg "mkdir /a" "why $dirblk" "why $bmblk" "why 0"
 	assert_success
-	assert_line --regexp "^block $dirblk \(directory\): 3 updates pending, 1 of them undone in its next write$"
+	assert_line --regexp "^block $dirblk \(directory\): 2 updates pending, 1 of them undone in its next write$"
 	assert_line --regexp '^#[0-9]+ diradd, .* blocked, epoch 3 waits for$'
 	assert_line --regexp '^    (\|-- |`-- )#[0-9]+ inodedep, .*: blocked, epoch 2$'
 	assert_line "its bytes in memory are all on disk after epoch 3 of a full flush"

@@ -606,7 +606,7 @@ static void an_overlapping_update_waits_for_the_older_one_and_undo_goes_newest_f
 	assert_non_null(img);
 	put_block(fs, C, 2);
 	p = change(fs, D, 0, 8, 0xd0, NULL, 0);
-	r = change(fs, D, 16, 8, 0xd1, NULL, 0);
+	r = change(fs, D, 16, 8, 0xd1, NULL, 0); /* never undone, like p: folded into it */
 	q = change(fs, E, 0, 8, 0xe0, NULL, 0);
 	edges0 = fs->deps.edges;
 	merged0 = fs->deps.merged;
@@ -618,7 +618,7 @@ static void an_overlapping_update_waits_for_the_older_one_and_undo_goes_newest_f
 	u3 = change(fs, C, 12, 4, 0x33, &r, 1);          /* [12,16) waits r, u1 and u2 */
 	assert_int_equal(fs->deps.edges, edges0 + 6);
 	assert_int_equal(fs->deps.merged, merged0);
-	assert_true(p < r && r < q && q < u1 && u1 < u2 && u2 < u3);
+	assert_true(r == p && p < q && q < u1 && u1 < u2 && u2 < u3);
 	assert_int_equal(deps_check(fs), 0);
 
 	/* nothing of C's may go: undone newest first, the bytes are the old ones */
@@ -697,6 +697,81 @@ static void a_change_over_two_updates_folds_into_the_newer_when_it_waits_for_the
 	assert_int_equal(deps_check(fs), 0);
 	settle(fs);
 	free(img);
+}
+
+static void a_wait_for_a_change_never_undone_on_the_same_block_is_met_by_its_writes(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	const uint64_t C = AREA + 2, D = AREA + 3;
+	uint8_t *img = malloc(fs->bsize);
+	uint64_t edges0;
+	unsigned undone;
+	upd_id h, p, x, w[2];
+
+	assert_non_null(img);
+	put_block(fs, C, 2);
+	h = change(fs, C, 0, 8, 0x11, NULL, 0);  /* never undone */
+	p = change(fs, D, 0, 8, 0xd0, NULL, 0);
+	edges0 = fs->deps.edges;
+	w[0] = h;
+	w[1] = p;
+	x = change(fs, C, 16, 4, 0x22, w, 2);
+	/* only p is waited for: every write of C that carries x carries h */
+	assert_int_equal(fs->deps.edges, edges0 + 1);
+	assert_int_equal(deps_check(fs), 0);
+	assert_int_equal(image(fs, C, img, &undone), 1);
+	assert_int_equal(undone, 1);
+	assert_bytes(img, 0x11, 8);
+	assert_pattern_at(img + 16, 4, 2, 16);
+	/* p on disk: x goes too */
+	assert_int_equal(deps_epoch(fs, want_blk, (void *)&D, 1), 1);
+	assert_int_equal(image(fs, C, img, &undone), 2);
+	assert_int_equal(undone, 0);
+	assert_bytes(img + 16, 0x22, 4);
+	assert_non_null(deps_find(fs, x));
+	settle(fs);
+	free(img);
+}
+
+static void a_change_waiting_for_nothing_folds_into_the_update_never_undone_but_not_over_an_older_undoable_one(
+	void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	const uint64_t C = AREA + 2, D = AREA + 3, F = AREA + 5;
+	uint64_t created;
+	upd_id h, p, y, z, y2, h2, z2;
+	struct upd *hu;
+
+	put_block(fs, C, 2);
+	put_block(fs, F, 3);
+	p = change(fs, D, 0, 8, 0xd0, NULL, 0);
+
+	/* the fold is older than the undoable update it grows over: the
+	 * newest update over those bytes is still the undoable one */
+	h = change(fs, C, 0, 4, 0x11, NULL, 0);
+	y = change(fs, C, 100, 8, 0x22, &p, 1);
+	created = fs->deps.created;
+	z = change(fs, C, 200, 4, 0x33, NULL, 0);
+	assert_int_equal(z, h);
+	assert_int_equal(fs->deps.created, created);
+	hu = deps_find(fs, h);
+	assert_int_equal(hu->off, 0);
+	assert_int_equal(hu->len, 204);
+	assert_int_equal(buf_last_update(cache_lookup(fs, C), 100, 8), y);
+	assert_int_equal(buf_last_update(cache_lookup(fs, C), 200, 4), h);
+
+	/* a fold newer than an undoable update may not grow over it: waiting
+	 * for the fold would not wait for that one */
+	y2 = change(fs, F, 100, 8, 0x44, &p, 1);
+	h2 = change(fs, F, 0, 4, 0x55, NULL, 0);
+	z2 = change(fs, F, 200, 4, 0x66, NULL, 0);
+	assert_true(y2 < h2 && h2 < z2);
+	assert_int_equal(deps_find(fs, h2)->len, 4);
+	assert_int_equal(buf_last_update(cache_lookup(fs, F), 100, 8), y2);
+	/* but it grows where no older undoable update lies */
+	assert_int_equal(change(fs, F, 204, 4, 0x77, NULL, 0), z2);
+	assert_int_equal(deps_check(fs), 0);
+	settle(fs);
 }
 
 static void a_change_that_adds_no_wait_is_merged_into_the_update_it_overlaps(void **state)
@@ -2952,6 +3027,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(a_write_image_undoes_an_update_until_what_it_waits_for_is_on_disk),
 		T(an_overlapping_update_waits_for_the_older_one_and_undo_goes_newest_first),
+		T(a_wait_for_a_change_never_undone_on_the_same_block_is_met_by_its_writes),
+		T(a_change_waiting_for_nothing_folds_into_the_update_never_undone_but_not_over_an_older_undoable_one),
 		T(a_change_that_adds_no_wait_is_merged_into_the_update_it_overlaps),
 		T(a_block_with_many_pending_updates_finds_every_overlap_through_its_index),
 		T(a_change_over_two_updates_folds_into_the_newer_when_it_waits_for_the_older),
