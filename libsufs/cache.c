@@ -48,6 +48,8 @@ void sufs_set_cache_size(struct sufs_fs *fs, size_t bytes)
 	if (c->limit < 64)
 		c->limit = 64;
 	c->dirty_limit = c->limit * (fs->dirty_percent ? fs->dirty_percent : 50) / 100;
+	/* a small cache (fsck's) would grow by a 2 MiB chunk for a few blocks */
+	c->blocks.no_huge = c->limit * fs->bsize < POOL_HUGE_MIN_USE;
 }
 
 static void lru_unlink(struct buf *b)
@@ -89,8 +91,8 @@ static void buf_free(struct sufs_fs *fs, struct buf *b)
 	c->count--;
 	free(b->spans);
 	free(b->grains);
-	free(b->data);
-	free(b);
+	pool_put(&c->blocks, b->data);
+	pool_put(&c->bufs, b);
 }
 
 void cache_destroy(struct sufs_fs *fs)
@@ -100,6 +102,8 @@ void cache_destroy(struct sufs_fs *fs)
 		buf_free(fs, c->lru.next);
 	free(c->hash);
 	c->hash = NULL;
+	pool_drain(&c->bufs);
+	pool_drain(&c->blocks);
 }
 
 /* Free clean, unused buffers, oldest first, until a sixteenth of the cache
@@ -217,9 +221,12 @@ static int get(struct sufs_fs *fs, uint64_t blk, enum buf_type type, int fresh,
 	err = make_room(fs);
 	if (err)
 		return err;
-	b = calloc(1, sizeof(*b));
-	if (!b || !(b->data = malloc(fs->bsize))) {
-		free(b);
+	b = pool_get(&c->bufs, sizeof(*b));
+	if (b)
+		memset(b, 0, sizeof(*b));
+	if (!b || !(b->data = pool_get(&c->blocks, fs->bsize))) {
+		if (b)
+			pool_put(&c->bufs, b);
 		return -ENOMEM;
 	}
 	b->blk = blk;
@@ -229,8 +236,8 @@ static int get(struct sufs_fs *fs, uint64_t blk, enum buf_type type, int fresh,
 	} else {
 		err = sufs_dev_read(fs->dev, blk << fs->bshift, b->data, fs->bsize);
 		if (err) {
-			free(b->data);
-			free(b);
+			pool_put(&c->blocks, b->data);
+			pool_put(&c->bufs, b);
 			return err;
 		}
 		fs->stats.block_reads++;

@@ -74,10 +74,13 @@
  *
  * What keeps it cheap in CPU: an update looks for what it overlaps in
  * its block's array of spans (its undoable updates), indexed by 64ths of
- * the block once there are more than a few (a directory's new entries);
- * edges come off their lists in O(1); records are reused from pools and
- * laid out for the walks of a block's updates; the sums are kept, not
- * recomputed.
+ * the block once there are more than a few (a directory's new entries),
+ * and so does the forgetting of a new inode (updates_over()), which need
+ * not read the records of the block's other inodes; edges come off their
+ * lists in O(1); records are reused from pools, cut from chunks offered to
+ * huge pages (a page fault per 2 MiB), and laid out for the walks of a
+ * block's updates; the sums are kept, not recomputed; an epoch's
+ * staging area is kept from one epoch to the next.
  *
  * What keeps it cheap in writes: the range of something that never
  * reached the disk (a file removed early) is forgotten with its updates,
@@ -216,79 +219,6 @@ static void table_remove(struct deps *d, struct upd *u)
 	while (*pp != u)
 		pp = &(*pp)->hnext;
 	*pp = u->hnext;
-}
-
-/*
- * Records and edges come and go by the hundred thousand: they are cut
- * from chunks of POOL_CHUNK bytes, and a freed one goes on a list for the
- * next (its first bytes link the list).  The chunks stay until
- * deps_destroy(): as many as the most records and edges ever pending at
- * once, which the pending budget bounds.
- */
-#define POOL_CHUNK (64 * 1024)
-
-struct chunk {
-	struct chunk *next;
-	uint64_t items[];           /* records and edges hold pointers: aligned */
-};
-
-#if defined(__SANITIZE_ADDRESS__)   /* gcc */
-#define POOL_PLAIN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)  /* clang */
-#define POOL_PLAIN 1
-#endif
-#endif
-
-#ifdef POOL_PLAIN
-/* Under AddressSanitizer each one is malloc'd: a use after free is caught. */
-static void pool_put(struct pool *p, void *x)
-{
-	(void)p;
-	free(x);
-}
-
-static void *pool_get(struct pool *p, size_t size)
-{
-	(void)p;
-	return malloc(size);
-}
-#else
-static void pool_put(struct pool *p, void *x)
-{
-	memcpy(x, &p->head, sizeof(p->head));
-	p->head = x;
-}
-
-static void *pool_get(struct pool *p, size_t size)
-{
-	void *x = p->head;
-	size_t i;
-
-	if (!x) {
-		struct chunk *c = malloc(POOL_CHUNK);
-		if (!c)
-			return NULL;
-		c->next = p->chunks;
-		p->chunks = c;
-		for (i = (POOL_CHUNK - sizeof(*c)) / size; i-- > 0;)
-			pool_put(p, (char *)c->items + i * size);
-		x = p->head;
-	}
-	memcpy(&p->head, x, sizeof(p->head));
-	return x;
-}
-#endif
-
-static void pool_drain(struct pool *p)
-{
-	struct chunk *c;
-
-	while ((c = p->chunks) != NULL) {
-		p->chunks = c->next;
-		free(c);
-	}
-	p->head = NULL;
 }
 
 static int add_edge(struct deps *d, struct upd *before, struct upd *after)
@@ -787,6 +717,7 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 	else
 		b->upds = u;
 	b->ulast = u;
+	b->nupds++;
 	u->hnext = d->hash[id_hash(d, u->id)];
 	d->hash[id_hash(d, u->id)] = u;
 	d->created++;
@@ -885,6 +816,7 @@ static void upd_free(struct sufs_fs *fs, struct upd *u)
 		u->bnext->bprev = u->bprev;
 	else
 		u->b->ulast = u->bprev;
+	u->b->nupds--;
 	if (undoable(u)) {
 		u->b->nundo--;
 		span_drop(d, u->b, u);
@@ -921,6 +853,41 @@ void deps_cancel(struct sufs_fs *fs, struct buf *b)
 }
 
 /*
+ * The pending updates of b over [off, off+len), oldest first, into over[]
+ * (at most max).  When every update of b may be undone, its spans hold
+ * them all, and the index finds them without reading the records of the
+ * rest of the block (an inode-table block carries the updates of all its
+ * inodes); else b's list is walked.  Returns how many, or max + 1 when
+ * there are more.
+ */
+static unsigned updates_over(const struct deps *d, struct buf *b, uint32_t off, uint32_t len,
+			     struct upd **over, unsigned max)
+{
+	const struct uspan *sp;
+	struct span_iter it;
+	struct upd *u;
+	unsigned n = 0;
+
+	if (b->nupds == b->nundo) {
+		span_first(&it, d, b, off, len);
+		while ((sp = span_next(&it)) != NULL) {
+			if (n == max)
+				return max + 1;
+			over[n++] = sp->u;
+		}
+		return n;
+	}
+	for (u = b->upds; u; u = u->bnext) {
+		if (!overlaps(u, off, len))
+			continue;
+		if (n == max)
+			return max + 1;
+		over[n++] = u;
+	}
+	return n;
+}
+
+/*
  * Forget the updates that lie within [off, off+len) of b, as if the
  * changes they record had never been made, when the range never reached
  * the disk: the oldest update over it made it from zeros, and is still
@@ -938,18 +905,23 @@ void deps_cancel(struct sufs_fs *fs, struct buf *b)
 int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
 		    enum buf_type after_type)
 {
-	struct upd *u, *next, *first = NULL;
+	struct upd *over[64], *u, *first = NULL;
 	struct edge *e;
 	const struct uspan *sp;
 	struct span_iter it;
+	unsigned n, i;
 
 	if (fs->mode != SUFS_MODE_SOFTDEP || fs->deps.failed)
 		return 0;
-	for (u = b->upds; u; u = u->bnext) {
-		if (!overlaps(u, off, len))
+	n = updates_over(&fs->deps, b, off, len, over, 64);
+	if (n > 64)
+		return 0; /* so many changes: let the rules order its zeroing */
+	for (i = 0; i < n; i++) {
+		u = over[i];
+		if (u->kind == UPD_COPYONWRITE && u->off == 0 && u->len == fs->bsize) {
+			over[i] = NULL;
 			continue;
-		if (u->kind == UPD_COPYONWRITE && u->off == 0 && u->len == fs->bsize)
-			continue;
+		}
 		if (u->off < off || u->off + u->len > off + len || u->inflight)
 			return 0;
 		if (!first) {
@@ -972,11 +944,9 @@ int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t le
 	}
 	if (!first)
 		return 0;
-	for (u = first; u; u = next) {
-		next = u->bnext;
-		if (u->off >= off && u->off + u->len <= off + len)
-			upd_free(fs, u);
-	}
+	for (i = 0; i < n; i++)
+		if (over[i])
+			upd_free(fs, over[i]);
 	fs->deps.forgotten++;
 	return 1;
 }
@@ -1090,11 +1060,14 @@ int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, v
 
 	if (!c->dirty)
 		return run_deferred(fs);
+	/* the staging area is kept from epoch to epoch: a fresh one would
+	 * cost a page fault for each of its pages at every epoch */
+	if (!fs->deps.stage)
+		fs->deps.stage = malloc((size_t)RUN_MAX * fs->bsize);
+	stage = fs->deps.stage;
 	list = malloc(c->dirty * sizeof(*list));
-	stage = malloc((size_t)RUN_MAX * fs->bsize);
 	if (!list || !stage) {
 		free(list);
-		free(stage);
 		return -ENOMEM;
 	}
 	for (b = c->lru.next; b != &c->lru; b = b->next)
@@ -1166,7 +1139,6 @@ int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, v
 		err = run_deferred(fs);
 	}
 	free(list);
-	free(stage);
 	return err < 0 ? err : (int)written;
 }
 
@@ -1279,6 +1251,15 @@ int deps_check(struct sufs_fs *fs)
 				return -EFAULT;  /* its span must be where overlaps look */
 			if (undoable(u) && u->b->gwords && !grains_cover(d, u->b, u->span))
 				return -EFAULT;  /* and the index must lead to it */
+			if (u == u->b->upds) {
+				size_t nu = 0, nundo = 0;
+				for (o = u; o; o = o->bnext) {
+					nu++;
+					nundo += undoable(o);
+				}
+				if (nu != u->b->nupds || nundo != u->b->nundo)
+					return -EFAULT;  /* the block's counts */
+			}
 			for (o = u->b->upds; o != u; o = o->bnext) {
 				if (!o)
 					return -EFAULT;  /* not on its buffer's list */
@@ -1394,6 +1375,7 @@ void deps_destroy(struct sufs_fs *fs)
 	pool_drain(&d->edge_pool);
 	pool_drain(&d->upd_pool);
 	free(d->hash);
+	free(d->stage);
 	shift = d->grain_shift;
 	memset(d, 0, sizeof(*d));
 	d->grain_shift = shift;

@@ -141,11 +141,21 @@ struct deferred {
 	upd_id waits[];
 };
 
-/* Records and edges, cut from chunks and kept for reuse (deps.c). */
+/* Objects of one size, cut from chunks and kept for reuse (pool.c): the
+ * engine's records and edges, the cache's buffers.  All zero: empty (and
+ * pool_drain() leaves it so, no_huge aside). */
 struct pool {
 	void *head;                     /* free ones */
 	struct chunk *chunks;
+	char *next, *end;               /* not yet handed out, in the newest chunk */
+	size_t bytes;                   /* in its chunks */
+	int no_huge;                    /* never grow by 2 MiB chunks */
 };
+/* Pools that may hold less than this are better kept from huge chunks. */
+#define POOL_HUGE_MIN_USE ((size_t)4 << 20)
+void *pool_get(struct pool *p, size_t size);
+void pool_put(struct pool *p, void *x);
+void pool_drain(struct pool *p);
 
 /* A block's spans are indexed by grain, a 64th of the block (deps.c). */
 #define DEPS_GRAIN_BITS 6
@@ -164,6 +174,7 @@ struct deps {
 	uint32_t grain_shift;           /* a grain's size in bytes, as a shift */
 	int failed;                     /* memory ran out: ordering not guaranteed */
 	struct pool edge_pool, upd_pool; /* freed ones kept for reuse */
+	uint8_t *stage;                 /* where an epoch builds its write images */
 	int running_deferred;
 };
 
@@ -192,6 +203,7 @@ struct buf {
 	uint32_t owner;                 /* BUF_DIR: the directory's inode, for fsync */
 	struct upd *upds, *ulast;       /* pending updates, oldest first, newest */
 	struct upd *fold;               /* one of them that is never undone, or NULL */
+	uint32_t nupds;                 /* how many */
 	uint32_t nundo;                 /* of them, those that may be undone */
 	struct uspan *spans;            /* where those are, oldest first (NULL: gone) */
 	uint32_t nspans, capspans;
@@ -207,6 +219,7 @@ struct cache {
 	size_t limit;                   /* buffers kept at most (soft) */
 	size_t dirty_limit;             /* write back when more are dirty */
 	struct buf lru;                 /* sentinel */
+	struct pool bufs, blocks;       /* struct buf, and the blocks' bytes */
 };
 
 /* ---- the file system in memory -------------------------------------------- */

@@ -1981,6 +1981,55 @@ static void a_file_removed_before_it_reached_the_disk_is_never_written(void **st
 }
 
 /*
+ * Forgetting finds an inode's updates through its block's spans when every
+ * update of the block may be undone, and by walking the block's updates
+ * when one may not (a change of another inode there that waited for
+ * nothing): the file is forgotten either way, and nothing of it is left.
+ */
+static void a_file_is_forgotten_whether_or_not_its_inode_block_holds_a_change_never_undone(
+	void **state)
+{
+	struct tfs *t = *state;
+	struct sufs_fs *fs = t->fs;
+	struct sufs_group_layout l;
+	struct sufs_inode in;
+	struct buf *b;
+	uint32_t d, x, ipb = fs->inodes_per_block, ipg = fs->sb.inodes_per_group;
+	uint64_t forgotten, blk;
+	int pass, set;
+
+	d = mkdir_(fs, SUFS_ROOT_INO, "d");
+	assert_int_equal(sufs_sync(fs), 0);
+	for (pass = 0; pass < 2; pass++) {
+		if (pass) {
+			assert_int_equal(sufs_inode_get(fs, d, &in), 0);
+			in.uid++;
+			assert_int_equal(sufs_inode_put(fs, d, &in), 0);
+		}
+		forgotten = fs->deps.forgotten;
+		x = mkfile(fs, d, "x");
+		write_pattern(fs, x, 0, 3 * fs->bsize, 9);
+		assert_int_equal((x - 1) / ipb, (d - 1) / ipb); /* one inode block */
+		sufs_group_layout(&fs->sb, (x - 1) / ipg, &l);
+		blk = l.inode_table + (x - 1) % ipg / ipb;
+		assert_int_equal(buf_get(fs, blk, BUF_ITABLE, &b), 0);
+		if (pass)
+			assert_true(b->nupds > b->nundo);   /* the list is walked */
+		else
+			assert_int_equal(b->nupds, b->nundo); /* the spans lead */
+		buf_put(fs, b);
+		assert_int_equal(sufs_unlink(fs, d, "x", 1), 0);
+		assert_int_equal(fs->deps.forgotten, forgotten + 1);
+		assert_int_equal(sufs_bitmap_test(fs, SUFS_BITMAP_INODE, x, &set), 0);
+		assert_false(set);
+		assert_int_equal(deps_check(fs), 0);
+	}
+	assert_int_equal(sufs_sync(fs), 0);
+	assert_int_equal(sufs_inode_get(fs, d, &in), 0);
+	assert_int_equal(in.links, 2);
+}
+
+/*
  * rm -rf of a deep tree that is on disk, then sync: the names go first,
  * then the inodes, then the bitmaps, and each block is written once
  * (the superblock and group descriptors aside, which sync writes last).
@@ -3047,6 +3096,7 @@ int main(void)
 		T(flush_set_writes_what_the_set_waits_for_first_and_nothing_else),
 		T(fsync_makes_the_file_and_its_names_durable_and_writes_nothing_else),
 		T(a_file_removed_before_it_reached_the_disk_is_never_written),
+		T(a_file_is_forgotten_whether_or_not_its_inode_block_holds_a_change_never_undone),
 		T(removing_a_deep_tree_writes_each_block_once_in_a_sync),
 		T(in_sync_mode_every_operation_leaves_nothing_but_data_pending),
 		T(in_async_mode_no_update_is_recorded_and_a_sync_is_one_barrier),
