@@ -133,7 +133,6 @@ void *pool_get(struct pool *p, size_t size)
 void pool_drain(struct pool *p)
 {
 	struct chunk *c;
-
 	int no_huge = p->no_huge;
 
 	while ((c = p->chunks) != NULL) {
