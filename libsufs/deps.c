@@ -860,6 +860,8 @@ void deps_cancel(struct sufs_fs *fs, struct buf *b)
  * inodes); else b's list is walked.  Returns how many, or max + 1 when
  * there are more.
  */
+#define FORGET_MAX 64    /* updates of a range that deps_forget_new() forgets */
+
 static unsigned updates_over(const struct deps *d, struct buf *b, uint32_t off, uint32_t len,
 			     struct upd **over, unsigned max)
 {
@@ -905,7 +907,7 @@ static unsigned updates_over(const struct deps *d, struct buf *b, uint32_t off, 
 int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
 		    enum buf_type after_type)
 {
-	struct upd *over[64], *u, *first = NULL;
+	struct upd *over[FORGET_MAX], *u, *first = NULL;
 	struct edge *e;
 	const struct uspan *sp;
 	struct span_iter it;
@@ -913,8 +915,8 @@ int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t le
 
 	if (fs->mode != SUFS_MODE_SOFTDEP || fs->deps.failed)
 		return 0;
-	n = updates_over(&fs->deps, b, off, len, over, 64);
-	if (n > 64)
+	n = updates_over(&fs->deps, b, off, len, over, FORGET_MAX);
+	if (n > FORGET_MAX)
 		return 0; /* so many changes: let the rules order its zeroing */
 	for (i = 0; i < n; i++) {
 		u = over[i];
