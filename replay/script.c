@@ -382,15 +382,35 @@ static uint64_t mix64(uint64_t z)
 void script_pattern(uint64_t seed, uint64_t off, void *buf, size_t len)
 {
 	uint8_t *out = buf;
-	uint64_t word = 0, have = UINT64_MAX;
-	size_t i;
+	uint64_t base = seed * 0x9e3779b97f4a7c15u, word;
+	size_t i = 0, k, n;
 
-	for (i = 0; i < len; i++, off++) {
-		if (off >> 3 != have) {
-			have = off >> 3;
-			word = mix64(seed * 0x9e3779b97f4a7c15u + have);
+	/* a word at a time, least significant byte first (the compiler makes
+	 * a whole word's eight stores one), a part of one at either end */
+	while (i < len) {
+		word = mix64(base + (off >> 3));
+		if (!(off & 7) && len - i >= 8) {
+			uint8_t *p = out + i;
+			p[0] = (uint8_t)word;
+			p[1] = (uint8_t)(word >> 8);
+			p[2] = (uint8_t)(word >> 16);
+			p[3] = (uint8_t)(word >> 24);
+			p[4] = (uint8_t)(word >> 32);
+			p[5] = (uint8_t)(word >> 40);
+			p[6] = (uint8_t)(word >> 48);
+			p[7] = (uint8_t)(word >> 56);
+			i += 8;
+			off += 8;
+			continue;
 		}
-		out[i] = (uint8_t)(word >> (8 * (off & 7)));
+		word >>= 8 * (off & 7);
+		n = 8 - (size_t)(off & 7);
+		if (n > len - i)
+			n = len - i;
+		for (k = 0; k < n; k++)
+			out[i + k] = (uint8_t)(word >> (8 * k));
+		i += n;
+		off += n;
 	}
 }
 
