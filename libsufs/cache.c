@@ -192,6 +192,7 @@ static int get(struct sufs_fs *fs, uint64_t blk, enum buf_type type, int fresh,
 			b->csum_bad = 0;
 			b->dir_bad = 0;
 			b->csum_known = 0;
+			b->inodes_ok = 0;
 			b->recheck = 0;
 			if (type != BUF_RAW)
 				b->type = (uint8_t)type;
@@ -206,6 +207,7 @@ static int get(struct sufs_fs *fs, uint64_t blk, enum buf_type type, int fresh,
 				 * pointer to a directory block): whoever has it now
 				 * may change it, so its own role checks it again */
 				b->recheck = 1;
+				b->inodes_ok = 0;
 				if (b->type == BUF_DIR)
 					dirhash_drop(fs, 0);
 			}
@@ -278,6 +280,7 @@ struct buf *cache_lookup(struct sufs_fs *fs, uint64_t blk)
 static void mark_dirty(struct sufs_fs *fs, struct buf *b)
 {
 	b->csum_known = 0; /* its bytes change */
+	b->inodes_ok = 0;
 	if (!b->dirty) {
 		b->dirty = 1;
 		fs->cache.dirty++;

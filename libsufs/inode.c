@@ -42,6 +42,30 @@ static int inode_buf(struct sufs_fs *fs, uint32_t ino, struct buf **b, uint32_t 
 	return err ? err : buf_get(fs, blk, BUF_ITABLE, b);
 }
 
+/*
+ * Are all the inodes of b, the first of which is ino0, zero or whole?  The
+ * checksums of a block are checked once, at the first load from it, not
+ * at every load: a path lookup loads each inode on the path.
+ */
+static int inodes_good(struct sufs_fs *fs, struct buf *b, uint32_t ino0)
+{
+	const uint8_t *raw;
+	uint32_t i;
+
+	if (b->inodes_ok == INODES_UNKNOWN) {
+		b->inodes_ok = INODES_GOOD;
+		for (i = 0; i < fs->inodes_per_block; i++) {
+			raw = b->data + i * SUFS_INODE_SIZE;
+			if (!sufs_inode_is_zero(raw) &&
+			    get32(raw + 252) != sufs_inode_csum(raw, ino0 + i)) {
+				b->inodes_ok = INODES_SOME_BAD;
+				break;
+			}
+		}
+	}
+	return b->inodes_ok == INODES_GOOD;
+}
+
 /* Read an inode; a checksum failure is an error unless the file system was
  * opened with SUFS_OPEN_IGNORE_CSUM, or strict asks for it anyway. */
 static int load(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, int strict)
@@ -55,7 +79,8 @@ static int load(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, int str
 		return err;
 	raw = b->data + off;
 	sufs_inode_decode(raw, in);
-	if (!sufs_inode_is_zero(raw) && in->checksum != sufs_inode_csum(raw, ino) &&
+	if (!inodes_good(fs, b, ino - off / SUFS_INODE_SIZE) && !sufs_inode_is_zero(raw) &&
+	    in->checksum != sufs_inode_csum(raw, ino) &&
 	    (strict || !(fs->flags & SUFS_OPEN_IGNORE_CSUM)))
 		err = -SUFS_ECHECKSUM;
 	buf_put(fs, b);
@@ -93,9 +118,11 @@ int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 	uint32_t off, lo, hi, i, k;
 	upd_id last = 0;
 	int err = inode_buf(fs, ino, &b, &off);
+	uint8_t ok;
 
 	if (err)
 		return err;
+	ok = b->inodes_ok; /* the updates below forget it; the new inode is whole */
 	old = b->data + off;
 	sufs_inode_encode(in, ino, raw);
 	if (sufs_inode_is_zero(old) || sufs_inode_is_zero(raw)) {
@@ -122,6 +149,7 @@ int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 			buf_touch(fs, b);
 	}
 	memcpy(old, raw, SUFS_INODE_SIZE);
+	b->inodes_ok = ok;
 	buf_put(fs, b);
 	if (id)
 		*id = last;

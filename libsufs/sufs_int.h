@@ -185,6 +185,15 @@ struct waits {
 };
 int waits_add(struct waits *w, upd_id id);
 
+/* What is known of the checksums of an inode-table block's inodes: a
+ * change of its bytes (mark_dirty()) makes it unknown again, except the
+ * store of a whole inode, which brings its checksum (inode_store()). */
+enum inodes_ok {
+	INODES_UNKNOWN,
+	INODES_GOOD,                    /* each is all zero or has its checksum */
+	INODES_SOME_BAD,
+};
+
 struct buf {
 	uint64_t blk;
 	uint8_t *data;
@@ -199,6 +208,7 @@ struct buf {
 	uint8_t recheck;                /* used in another role since checked (get()) */
 	uint8_t plain;                  /* changed outside any update (summaries, times) */
 	uint8_t written;                /* scratch: written in the epoch in progress */
+	uint8_t inodes_ok;              /* BUF_ITABLE: enum inodes_ok (inode.c) */
 	uint32_t undone_in_write;       /* updates left out of its last write image */
 	uint32_t owner;                 /* BUF_DIR: the directory's inode, for fsync */
 	struct upd *upds, *ulast;       /* pending updates, oldest first, newest */

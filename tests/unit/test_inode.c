@@ -331,6 +331,41 @@ static void inode_with_a_bad_checksum_is_reported_and_still_returned(void **stat
 	assert_int_equal(sufs_inode_get(t->fs, SUFS_ROOT_INO, &in), 0);
 }
 
+/* An inode-table block's checksums are checked once, not at each load:
+ * a damage made after the check (a raw write, as a debugger makes) must
+ * still be seen, and an inode stored whole again loads cleanly. */
+static void an_inode_damaged_after_its_block_was_checked_is_still_reported(void **state)
+{
+	struct tfs *t = *state;
+	struct sufs_fs *fs = t->fs;
+	struct sufs_group_layout l;
+	struct sufs_inode in;
+	uint8_t raw[BS];
+	uint32_t ino, off;
+	uint64_t blk;
+
+	assert_int_equal(sufs_create(fs, SUFS_ROOT_INO, "f", 1, 0640, NULL, &ino), 0);
+	sufs_group_layout(&fs->sb, (ino - 1) / fs->sb.inodes_per_group, &l);
+	blk = l.inode_table + ((ino - 1) % fs->sb.inodes_per_group) / (BS / SUFS_INODE_SIZE);
+	off = ((ino - 1) % (BS / SUFS_INODE_SIZE)) * SUFS_INODE_SIZE;
+	assert_int_equal(sufs_inode_get(fs, ino, &in), 0); /* the block is checked */
+
+	assert_int_equal(sufs_block_read(fs, blk, raw), 0);
+	put64(raw + off + 16, 4242);            /* the size, checksum left alone */
+	assert_int_equal(sufs_block_write(fs, blk, raw), 0);
+	memset(&in, 0, sizeof(in));
+	assert_int_equal(sufs_inode_get(fs, ino, &in), -SUFS_ECHECKSUM);
+	assert_int_equal(in.size, 4242);
+	assert_int_equal(sufs_inode_get(fs, ino, &in), -SUFS_ECHECKSUM); /* every time */
+
+	in.size = 0;
+	assert_int_equal(sufs_inode_put(fs, ino, &in), 0);
+	assert_int_equal(sufs_inode_get(fs, ino, &in), 0);
+	tu_reopen(t, 0);
+	assert_int_equal(sufs_inode_get(t->fs, ino, &in), 0);
+	assert_int_equal(in.mode, S_IFREG | 0640);
+}
+
 static void inode_numbers_outside_the_tables_are_invalid(void **state)
 {
 	struct sufs_fs *fs = fs_of(state);
@@ -447,6 +482,7 @@ int main(void)
 		T1(out_of_range_pointers_are_reported_bad_and_never_followed),
 		T1(out_of_range_pointer_inside_an_indirect_block_is_corruption),
 		T1(inode_with_a_bad_checksum_is_reported_and_still_returned),
+		T1(an_inode_damaged_after_its_block_was_checked_is_still_reported),
 		T1(inode_numbers_outside_the_tables_are_invalid),
 		T1(inode_put_stores_exactly_what_inode_get_returns),
 		T1(writes_past_the_largest_file_fail_with_efbig),
