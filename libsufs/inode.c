@@ -56,7 +56,7 @@ static int inodes_good(struct sufs_fs *fs, struct buf *b, uint32_t ino0)
 		b->inodes_ok = INODES_GOOD;
 		for (i = 0; i < fs->inodes_per_block; i++) {
 			raw = b->data + i * SUFS_INODE_SIZE;
-			if (!sufs_inode_is_zero(raw) &&
+			if (!sufs_inode_is_zero(raw) && /* its last 4 bytes: the checksum */
 			    get32(raw + 252) != sufs_inode_csum(raw, ino0 + i)) {
 				b->inodes_ok = INODES_SOME_BAD;
 				break;
