@@ -490,12 +490,6 @@ static int waits_for_overlaps(const struct deps *d, struct buf *b, struct upd *u
 	return 1;
 }
 
-/* (each byte equals the next and the first is zero: memcmp's speed) */
-static int all_zero(const uint8_t *p, uint32_t len)
-{
-	return len == 0 || (p[0] == 0 && memcmp(p, p + 1, len - 1) == 0);
-}
-
 /* Widen u to [off, off+len), keeping the oldest bytes of every part. */
 static int merge_range(struct deps *d, struct upd *u, const uint8_t *data, uint32_t off,
 		       uint32_t len)
@@ -508,8 +502,8 @@ static int merge_range(struct deps *d, struct upd *u, const uint8_t *data, uint3
 		return 0;
 	if (u->zero_undo) {
 		/* still all zeros before u, if what it grows over is */
-		if (all_zero(data + lo, u->off - lo) &&
-		    all_zero(data + u->off + u->len, hi - (u->off + u->len))) {
+		if (mem_is_zero(data + lo, u->off - lo) &&
+		    mem_is_zero(data + u->off + u->len, hi - (u->off + u->len))) {
 			u->off = lo;
 			u->len = hi - lo;
 			return 0;
@@ -696,7 +690,7 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 	if (u->befores) {
 		/* it may be undone: keep its old bytes (a flag when all zero,
 		 * as for a new inode or entry) */
-		if (all_zero(b->data + off, len)) {
+		if (mem_is_zero(b->data + off, len)) {
 			u->zero_undo = 1;
 		} else if ((u->undo = malloc(len)) != NULL) {
 			memcpy(u->undo, b->data + off, len);

@@ -282,12 +282,7 @@ uint32_t sufs_inode_csum(const void *raw, uint32_t ino)
 
 int sufs_inode_is_zero(const void *raw)
 {
-	const uint8_t *p = raw;
-	unsigned i;
-	for (i = 0; i < SUFS_INODE_SIZE; i++)
-		if (p[i])
-			return 0;
-	return 1;
+	return mem_is_zero(raw, SUFS_INODE_SIZE);
 }
 
 void sufs_inode_decode(const void *raw, struct sufs_inode *in)

@@ -102,6 +102,27 @@ static const struct { uint32_t off, end; } ordered[2] = {
 	{ 80, 252 },  /* generation, rdev, block pointers */
 };
 
+/* The first byte of [lo, hi) where a and b differ, or hi: eight at a
+ * time while they agree. */
+static uint32_t first_diff(const uint8_t *a, const uint8_t *b, uint32_t lo, uint32_t hi)
+{
+	while (lo + 8 <= hi && memcmp(a + lo, b + lo, 8) == 0)
+		lo += 8;
+	while (lo < hi && a[lo] == b[lo])
+		lo++;
+	return lo;
+}
+
+/* One past the last byte of [lo, hi) where a and b differ, or lo. */
+static uint32_t last_diff(const uint8_t *a, const uint8_t *b, uint32_t lo, uint32_t hi)
+{
+	while (hi >= lo + 8 && memcmp(a + hi - 8, b + hi - 8, 8) == 0)
+		hi -= 8;
+	while (hi > lo && a[hi - 1] == b[hi - 1])
+		hi--;
+	return hi;
+}
+
 /*
  * Store an inode.  The change becomes updates of the ordered parts that
  * changed, the first waiting for w and the second for the first (a new or
@@ -115,7 +136,7 @@ int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 	uint8_t raw[SUFS_INODE_SIZE], *old;
 	struct waits w2;
 	struct buf *b;
-	uint32_t off, lo, hi, i, k;
+	uint32_t off, lo, hi, k;
 	upd_id last = 0;
 	int err = inode_buf(fs, ino, &b, &off);
 	uint8_t ok;
@@ -131,10 +152,8 @@ int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 	} else {
 		w2 = w ? *w : (struct waits){ 0 };
 		for (k = 0; k < 2; k++) {
-			for (lo = ordered[k].off; lo < ordered[k].end && raw[lo] == old[lo]; lo++)
-				;
-			for (hi = ordered[k].end; hi > lo && raw[hi - 1] == old[hi - 1]; hi--)
-				;
+			lo = first_diff(raw, old, ordered[k].off, ordered[k].end);
+			hi = last_diff(raw, old, lo, ordered[k].end);
 			if (lo == hi)
 				continue;
 			if (last) /* which waits for w: that is enough */
@@ -143,9 +162,7 @@ int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 					  k ? (kind == UPD_INODEDEP ? UPD_ALLOCDIRECT : kind) : kind,
 					  &w2);
 		}
-		for (i = 0; i < SUFS_INODE_SIZE && raw[i] == old[i]; i++)
-			;
-		if (i < SUFS_INODE_SIZE)
+		if (memcmp(raw, old, SUFS_INODE_SIZE) != 0)
 			buf_touch(fs, b);
 	}
 	memcpy(old, raw, SUFS_INODE_SIZE);
