@@ -268,10 +268,7 @@ int free_block(struct sufs_fs *fs, uint64_t blk)
 		if (!(arg = malloc(sizeof(*arg))))
 			return -ENOMEM;
 		*arg = blk;
-		err = deps_defer(fs, &hold, 1, free_later, arg);
-		if (err)
-			free(arg);
-		return err;
+		return deps_defer(fs, &hold, 1, free_later, arg);
 	}
 	if (fs->nsnaps && snap_claim(fs, blk))
 		return 0; /* a snapshot took it: unchanged since, it stays allocated */

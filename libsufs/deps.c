@@ -60,6 +60,14 @@
  *       the disk: deps_forget_new()) returns at once.
  *   (7) After deps_drain() nothing is pending and no work is deferred.
  *
+ * When memory runs out for a record, or for a part of it (a wait, the old
+ * bytes, its span), the change is kept as one that waits for nothing and
+ * is never undone, or is not recorded at all: invariant (2) no longer
+ * holds, and the ordering is lost (d->failed).  Before the next write the
+ * superblock on disk says that the image needs a full check
+ * (fs_lost_order()); sync and close still write everything, then report
+ * -ENOMEM.
+ *
  * What keeps it small: checksums are sealed on the write image, summary
  * counters and timestamps are written as they stand (outside the ordering);
  * an update that waits for nothing keeps no old bytes; a wait for an
@@ -471,6 +479,20 @@ static int waits_covered(struct upd *u, struct upd **w, unsigned n)
 	return 1;
 }
 
+/* u waits for nothing any more. */
+static void drop_waits(struct deps *d, struct upd *u)
+{
+	struct edge *e;
+	long n = 0;
+
+	while ((e = u->befores) != NULL) {
+		edge_unlink(e);
+		pool_put(&d->edge_pool, e);
+		n++;
+	}
+	account(d, 0, -n, 0);
+}
+
 /* Does u (the newest undoable update over [off, off+len) of b) wait
  * directly for every other undoable update over that range? */
 static int waits_for_overlaps(const struct deps *d, struct buf *b, struct upd *u,
@@ -609,8 +631,9 @@ static struct upd *fold_target(const struct deps *d, struct buf *b, uint32_t off
  * before the caller makes it.  Returns the id of the update that carries
  * the change (an older one when merged), or 0 when there is nothing to wait
  * for: async mode, or when memory ran out.  Then d->failed is set: the
- * ordering can no longer be promised, sync reports -ENOMEM and close marks
- * the image as needing a full check.
+ * ordering can no longer be promised; the next epoch first marks the image
+ * as needing a full check (fs_lost_order()), and sync and close, after
+ * writing everything, report -ENOMEM.
  */
 upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
 		   enum upd_kind kind, const upd_id *waits, unsigned nwaits)
@@ -621,6 +644,7 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 	unsigned nw = 0, i, noverlap = 0;
 	const struct uspan *sp;
 	struct span_iter it;
+	int lost = 0;
 
 	if (fs->mode == SUFS_MODE_ASYNC)
 		return 0;
@@ -674,34 +698,39 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 	u->len = len;
 	u->kind = (uint8_t)kind;
 	for (i = 0; i < nw; i++)
-		if (add_edge(d, w[i], u))
-			d->failed = 1;
+		lost |= add_edge(d, w[i], u) != 0;
 	/* rule (2): wait for every undoable update it overlaps */
 	if (noverlap <= DEPS_MAX_WAITS) {
 		for (i = 0; i < noverlap; i++)
-			if (add_edge(d, hit[i], u))
-				d->failed = 1;
+			lost |= add_edge(d, hit[i], u) != 0;
 	} else {
 		span_first(&it, d, b, off, len);
 		while ((sp = span_next(&it)) != NULL)
-			if (add_edge(d, sp->u, u))
-				d->failed = 1;
+			lost |= add_edge(d, sp->u, u) != 0;
 	}
-	if (u->befores) {
+	if (u->befores && !lost) {
 		/* it may be undone: keep its old bytes (a flag when all zero,
 		 * as for a new inode or entry) */
-		if (mem_is_zero(b->data + off, len)) {
+		if (mem_is_zero(b->data + off, len))
 			u->zero_undo = 1;
-		} else if ((u->undo = malloc(len)) != NULL) {
+		else if ((u->undo = malloc(len)) != NULL)
 			memcpy(u->undo, b->data + off, len);
-		} else {
-			d->failed = 1;
-		}
-		if (undoable(u)) {
+		else
+			lost = 1;
+		if (!lost && span_add(d, b, u) == 0)
 			b->nundo++;
-			if (span_add(d, b, u))
-				d->failed = 1;
-		}
+		else
+			lost = 1;
+	}
+	if (lost) {
+		/* memory ran out for a part of the record: it is kept as a
+		 * change that waits for nothing and is never undone, and the
+		 * ordering is lost (the image will say so: deps_epoch()) */
+		drop_waits(d, u);
+		free(u->undo);
+		u->undo = NULL;
+		u->zero_undo = 0;
+		d->failed = 1;
 	}
 	if (!undoable(u))
 		b->fold = u;
@@ -985,7 +1014,9 @@ static int run_deferred(struct sufs_fs *fs)
 /*
  * Run fn(fs, arg) once every update in waits is on disk: at once when they
  * all are (and always in async mode).  fn owns arg; fn(NULL, arg) means the
- * work is dropped (the file system is abandoned) and only frees arg.
+ * work is dropped (the file system is abandoned, or no memory was left to
+ * remember the work: -ENOMEM, and what it would have freed is leaked) and
+ * only frees arg.
  */
 int deps_defer(struct sufs_fs *fs, const upd_id *waits, unsigned nwaits,
 	       int (*fn)(struct sufs_fs *, void *), void *arg)
@@ -995,8 +1026,10 @@ int deps_defer(struct sufs_fs *fs, const upd_id *waits, unsigned nwaits,
 	unsigned i, n = 0;
 
 	w = malloc(sizeof(*w) + nwaits * sizeof(upd_id));
-	if (!w)
+	if (!w) {
+		fn(NULL, arg);
 		return -ENOMEM;
+	}
 	for (i = 0; i < nwaits; i++) {
 		struct upd *u = deps_find(fs, waits[i]);
 		if (u) {
@@ -1056,6 +1089,10 @@ int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, v
 
 	if (!c->dirty)
 		return run_deferred(fs);
+	/* memory ran out: what goes out now may be out of order, and the
+	 * image must say so first */
+	if (fs->deps.failed && (err = fs_lost_order(fs)) != 0)
+		return err;
 	/* the staging area is kept from epoch to epoch: a fresh one would
 	 * cost a page fault for each of its pages at every epoch */
 	if (!fs->deps.stage)
@@ -1219,7 +1256,8 @@ int deps_flush_set(struct sufs_fs *fs, upd_id *ids, size_t n)
 
 /* ---- invariants ---------------------------------------------------------------------- */
 
-/* Check invariants (1)-(3) over every pending update; -EFAULT if one fails. */
+/* Check invariants (1)-(3) over every pending update ((2) only while
+ * memory has never run out); -EFAULT if one fails. */
 int deps_check(struct sufs_fs *fs)
 {
 	struct deps *d = &fs->deps;
@@ -1262,7 +1300,8 @@ int deps_check(struct sufs_fs *fs)
 				/* a newer update that is never undone can overlap an
 				 * older one only where a merge widened the older one
 				 * over it, keeping its bytes as the old ones: safe */
-				if (!undoable(o) || !undoable(u) || !overlaps(o, u->off, u->len))
+				if (!undoable(o) || !undoable(u) || !overlaps(o, u->off, u->len) ||
+				    d->failed)
 					continue;
 				for (e = u->befores; e && e->before != o; e = e->next_before)
 					;
@@ -1350,7 +1389,7 @@ int deps_drain(struct sufs_fs *fs)
 		if (n == 0 && fs->cache.dirty)
 			return -EIO; /* cannot happen: the oldest update is always allowed */
 	}
-	return fs->deps.failed ? -ENOMEM : 0;
+	return 0;
 }
 
 void deps_destroy(struct sufs_fs *fs)

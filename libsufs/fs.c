@@ -299,6 +299,30 @@ static int write_all(struct sufs_fs *fs)
 	return err;
 }
 
+/*
+ * Memory ran out and the engine lost an ordering (deps.c: d->failed):
+ * before any block is written out of order, the superblock on disk says
+ * that the image needs a full check, so that a crash from now on is not
+ * taken for one that left only leaks.  (Not for an image sufs_mkfs() is
+ * still making: it has no superblock until it is whole.)
+ */
+int fs_lost_order(struct sufs_fs *fs)
+{
+	int err;
+
+	if (fs->mkfs || fs->order_lost_noted)
+		return 0;
+	fs->sb.flags |= SUFS_FLAG_NEEDS_FSCK;
+	err = fs_write_super(fs, 0);
+	if (!err)
+		err = sufs_dev_barrier(fs->dev);
+	if (!err)
+		fs->order_lost_noted = 1;
+	return err;
+}
+
+/* Everything written, even when an ordering was lost on the way: that is
+ * reported after (-ENOMEM), with the image marked (fs_lost_order()). */
 int sufs_sync(struct sufs_fs *fs)
 {
 	int err;
@@ -310,7 +334,7 @@ int sufs_sync(struct sufs_fs *fs)
 		err = sufs_dev_barrier(fs->dev);
 	if (!err && !fs->mkfs)
 		err = fs_write_super(fs, 0);
-	return err;
+	return err ? err : fs->deps.failed ? -ENOMEM : 0;
 }
 
 /*
@@ -341,6 +365,8 @@ int sufs_close(struct sufs_fs *fs)
 			err = fs_write_super(fs, fs->mkfs);
 		if (!err)
 			err = sufs_dev_barrier(fs->dev);
+		if (!err && fs->deps.failed)
+			err = -ENOMEM; /* all written, but not always in order */
 	}
 	sufs_dev_close(fs->dev);
 	fs_free_struct(fs);

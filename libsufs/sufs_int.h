@@ -271,6 +271,7 @@ struct sufs_fs {
 	unsigned max_age_ms;
 	double last_epoch;              /* monotonic seconds */
 	unsigned broken_rule;           /* sufs_test_break_rule(): 0, or the rule broken */
+	int order_lost_noted;           /* fs_lost_order() wrote the flag */
 	struct moved { uint32_t ino; upd_id removal; } *moved; /* ops.c, moved_note() */
 	size_t nmoved, capmoved;
 	/* the directory each inode was last given a name in while open (dir.c,
@@ -330,6 +331,7 @@ const char *deps_kind_name(unsigned kind);
 
 /* fs.c */
 int fs_op_end(struct sufs_fs *fs, int err);
+int fs_lost_order(struct sufs_fs *fs);
 double now_seconds_mono(void);
 int fs_write_super(struct sufs_fs *fs, int all_copies);
 int fs_write_gdt(struct sufs_fs *fs);
