@@ -9,13 +9,17 @@
  * whole: a full check finds nothing worse than leaks (an operation cut
  * short may leave an inode or block allocated that nothing names).  When
  * the engine lost track of an ordering (sync says -ENOMEM), the image must
- * say that it needs a full check.
+ * say that it needs a full check.  A crash instead of the sync must leave
+ * nothing worse than leaks, or an image that says it needs a full check
+ * (and that the check repairs); once the ordering is lost, the next write
+ * must leave the image saying so.
  *
  * make check tries every allocation of the workload's first 64 and then
  * every 7th; SUFS_NOMEM_ALL=1 tries every one (a run of minutes).
  */
 #include "config.h"
 #include "testutil.h"
+#include "sufs_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -130,17 +134,58 @@ static void fresh(struct tfs *t, unsigned mode)
 	sufs_set_cache_size(t->fs, 64 * 1024);
 }
 
-/* The workload with the n-th allocation failing (n < 0: none); then the
- * image must be whole.  Returns what sync said (0 or -ENOMEM);
- * `allocations` is left as the workload's count. */
-static int run(unsigned mode, long n, int stay)
+/* Is the image flagged as needing a full check? */
+static int flagged(const char *path)
 {
-	struct tfs t = { 0 };
+	struct sufs_fs *fs;
+	int f;
+
+	assert_int_equal(sufs_open(path, 0, &fs), 0);
+	f = (sufs_get_super(fs)->flags & SUFS_FLAG_NEEDS_FSCK) != 0;
+	sufs_close(fs);
+	return f;
+}
+
+/* A full check; fails the test when it finds worse than leaks. */
+static void only_leaks(const char *path, long n, int stay)
+{
 	struct sufs_check_opts o = { .flags = SUFS_CHECK_NO | SUFS_CHECK_FORCE };
 	struct sufs_check_result r;
+
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(sufs_check(path, &o, &r), 0);
+	if (r.nonleaks != 0)
+		fail_msg("allocation %ld (%s): the check found %u problems worse than leaks",
+			 n, stay ? "and all after" : "only", r.nonleaks);
+}
+
+/* A repair, and then a check that finds nothing. */
+static void repaired(const char *path)
+{
+	struct sufs_check_opts o = { .flags = SUFS_CHECK_YES | SUFS_CHECK_FORCE };
+	struct sufs_check_result r;
+
+	assert_int_equal(sufs_check(path, &o, &r), 0);
+	assert_int_equal(r.status & SUFS_EXIT_UNCORRECTED, 0);
+	o.flags = SUFS_CHECK_NO | SUFS_CHECK_FORCE;
+	assert_int_equal(sufs_check(path, &o, &r), 0);
+	assert_int_equal(r.problems, 0);
+}
+
+/*
+ * The workload with the n-th allocation failing (n < 0: none), then sync
+ * and close, or a crash.  After close the image must be whole (nothing
+ * worse than leaks), and flagged when sync said the ordering was lost.
+ * After a crash it must hold nothing worse than leaks, unless it is
+ * flagged; then a repair must make it whole.  Returns what sync said (0
+ * or -ENOMEM; 0 after a crash); `allocations` is left as the workload's
+ * count.
+ */
+static int run(unsigned mode, long n, int stay, int crash)
+{
+	struct tfs t = { 0 };
 	unsigned long made;
-	struct sufs_fs *fs;
-	int sync_err;
+	int sync_err = 0;
 
 	fresh(&t, mode);
 	allocations = failures = 0;
@@ -149,71 +194,90 @@ static int run(unsigned mode, long n, int stay)
 	workload(t.fs);
 	countdown = -1;
 	made = allocations;
-	sync_err = sufs_sync(t.fs);
-	if (sync_err != 0 && sync_err != -ENOMEM)
-		fail_msg("allocation %ld: sync: %s", n, sufs_strerror(sync_err));
-	/* close says what sync said: all is written, in order or not */
-	assert_int_equal(sufs_close(t.fs), sync_err);
-	t.fs = NULL;
+	if (crash) {
+		if (t.fs->deps.failed) {
+			/* an ordering was lost: once anything more is written,
+			 * the image says so */
+			int written = sufs_deps_flush(t.fs, NULL, NULL);
 
-	memset(&r, 0, sizeof(r));
-	assert_int_equal(sufs_check(t.path, &o, &r), 0);
-	if (r.nonleaks != 0)
-		fail_msg("allocation %ld (%s): the check found %u problems worse than leaks",
-			 n, stay ? "and all after" : "only", r.nonleaks);
-	if (sync_err == -ENOMEM) {
+			assert_true(written >= 0);
+			sufs_abandon(t.fs);
+			t.fs = NULL;
+			assert_true(!written || flagged(t.path));
+		} else {
+			sufs_abandon(t.fs);
+			t.fs = NULL;
+		}
+		if (flagged(t.path))
+			repaired(t.path);
+		else
+			only_leaks(t.path, n, stay);
+	} else {
+		sync_err = sufs_sync(t.fs);
+		if (sync_err != 0 && sync_err != -ENOMEM)
+			fail_msg("allocation %ld: sync: %s", n, sufs_strerror(sync_err));
+		/* close says what sync said: all is written, in order or not */
+		assert_int_equal(sufs_close(t.fs), sync_err);
+		t.fs = NULL;
+		only_leaks(t.path, n, stay);
 		/* the ordering was lost: the image says so */
-		assert_int_equal(sufs_open(t.path, 0, &fs), 0);
-		assert_true(sufs_get_super(fs)->flags & SUFS_FLAG_NEEDS_FSCK);
-		sufs_close(fs);
+		assert_int_equal(flagged(t.path), sync_err == -ENOMEM);
 	}
 	tu_destroy(&t);
 	allocations = made;
 	return sync_err;
 }
 
-static void every_allocation(unsigned mode, int stay)
+static void every_allocation(unsigned mode, int stay, int crash)
 {
 	unsigned long total;
 	int all = getenv("SUFS_NOMEM_ALL") != NULL;
-	long n;
+	long n, tried = 0, lost = 0;
 
-	assert_int_equal(run(mode, -1, 0), 0);
+	assert_int_equal(run(mode, -1, 0, crash), 0);
 	total = allocations;
 	assert_int_equal(failures, 0);
 	assert_true(total > 100);
-	long tried = 0, lost = 0;
-
 	for (n = 0; n < (long)total; n += all || n < 64 ? 1 : 7, tried++) {
-		lost += run(mode, n, stay) == -ENOMEM;
+		lost += run(mode, n, stay, crash) == -ENOMEM;
 		assert_int_equal(failures > 0, 1);
 	}
-	print_message("%lu allocations; %ld failed one by one, %ld of them losing an ordering\n",
-		      total, tried, lost);
+	if (crash)
+		print_message("%lu allocations; %ld failed one by one, each before a crash\n",
+			      total, tried);
+	else
+		print_message("%lu allocations; %ld failed one by one, %ld of them losing an "
+			      "ordering\n", total, tried, lost);
 }
 
 static void one_failed_allocation_in_softdep_mode_leaves_only_leaks(void **state)
 {
 	(void)state;
-	every_allocation(SUFS_MODE_SOFTDEP, 0);
+	every_allocation(SUFS_MODE_SOFTDEP, 0, 0);
 }
 
 static void memory_gone_for_good_in_softdep_mode_leaves_only_leaks(void **state)
 {
 	(void)state;
-	every_allocation(SUFS_MODE_SOFTDEP, 1);
+	every_allocation(SUFS_MODE_SOFTDEP, 1, 0);
+}
+
+static void a_crash_after_memory_ran_out_leaves_only_leaks_or_a_flagged_image(void **state)
+{
+	(void)state;
+	every_allocation(SUFS_MODE_SOFTDEP, 0, 1);
 }
 
 static void one_failed_allocation_in_sync_mode_leaves_only_leaks(void **state)
 {
 	(void)state;
-	every_allocation(SUFS_MODE_SYNC, 0);
+	every_allocation(SUFS_MODE_SYNC, 0, 0);
 }
 
 static void one_failed_allocation_in_async_mode_leaves_only_leaks(void **state)
 {
 	(void)state;
-	every_allocation(SUFS_MODE_ASYNC, 0);
+	every_allocation(SUFS_MODE_ASYNC, 0, 0);
 }
 
 int main(void)
@@ -221,6 +285,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(one_failed_allocation_in_softdep_mode_leaves_only_leaks),
 		cmocka_unit_test(memory_gone_for_good_in_softdep_mode_leaves_only_leaks),
+		cmocka_unit_test(a_crash_after_memory_ran_out_leaves_only_leaks_or_a_flagged_image),
 		cmocka_unit_test(one_failed_allocation_in_sync_mode_leaves_only_leaks),
 		cmocka_unit_test(one_failed_allocation_in_async_mode_leaves_only_leaks),
 	};
