@@ -358,6 +358,12 @@ static void a_device_dead_from_any_write_on_in_softdep_mode_holds_only_leaks(voi
 	every_event(IO, SUFS_MODE_SOFTDEP, 1, 0);
 }
 
+static void one_failed_write_in_sync_mode_is_made_again(void **state)
+{
+	(void)state;
+	every_event(IO, SUFS_MODE_SYNC, 0, 0);
+}
+
 static void a_device_dead_from_any_write_on_in_sync_mode_holds_only_leaks(void **state)
 {
 	(void)state;
@@ -380,6 +386,7 @@ int main(void)
 		cmocka_unit_test(one_failed_allocation_in_async_mode_leaves_only_leaks),
 		cmocka_unit_test(one_failed_write_in_softdep_mode_is_made_again),
 		cmocka_unit_test(a_device_dead_from_any_write_on_in_softdep_mode_holds_only_leaks),
+		cmocka_unit_test(one_failed_write_in_sync_mode_is_made_again),
 		cmocka_unit_test(a_device_dead_from_any_write_on_in_sync_mode_holds_only_leaks),
 		cmocka_unit_test(one_failed_write_in_async_mode_is_made_again),
 	};
