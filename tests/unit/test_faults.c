@@ -316,79 +316,47 @@ static void every_event(enum fault kind, unsigned mode, int stay, int crash)
 			      tried, crash ? " before a crash" : stay ? " and all after" : "");
 }
 
-static void one_failed_allocation_in_softdep_mode_leaves_only_leaks(void **state)
+/* One test: a kind of fault, in a mode, once or for good, before a
+ * crash or not. */
+struct scenario {
+	enum fault kind;
+	unsigned mode;
+	int stay, crash;
+};
+
+static void scenario(void **state)
 {
-	(void)state;
-	every_event(ALLOC, SUFS_MODE_SOFTDEP, 0, 0);
+	const struct scenario *sc = *state;
+
+	every_event(sc->kind, sc->mode, sc->stay, sc->crash);
 }
 
-static void memory_gone_for_good_in_softdep_mode_leaves_only_leaks(void **state)
-{
-	(void)state;
-	every_event(ALLOC, SUFS_MODE_SOFTDEP, 1, 0);
-}
-
-static void a_crash_after_memory_ran_out_leaves_only_leaks_or_a_flagged_image(void **state)
-{
-	(void)state;
-	every_event(ALLOC, SUFS_MODE_SOFTDEP, 0, 1);
-}
-
-static void one_failed_allocation_in_sync_mode_leaves_only_leaks(void **state)
-{
-	(void)state;
-	every_event(ALLOC, SUFS_MODE_SYNC, 0, 0);
-}
-
-static void one_failed_allocation_in_async_mode_leaves_only_leaks(void **state)
-{
-	(void)state;
-	every_event(ALLOC, SUFS_MODE_ASYNC, 0, 0);
-}
-
-static void one_failed_write_in_softdep_mode_is_made_again(void **state)
-{
-	(void)state;
-	every_event(IO, SUFS_MODE_SOFTDEP, 0, 0);
-}
-
-static void a_device_dead_from_any_write_on_in_softdep_mode_holds_only_leaks(void **state)
-{
-	(void)state;
-	every_event(IO, SUFS_MODE_SOFTDEP, 1, 0);
-}
-
-static void one_failed_write_in_sync_mode_is_made_again(void **state)
-{
-	(void)state;
-	every_event(IO, SUFS_MODE_SYNC, 0, 0);
-}
-
-static void a_device_dead_from_any_write_on_in_sync_mode_holds_only_leaks(void **state)
-{
-	(void)state;
-	every_event(IO, SUFS_MODE_SYNC, 1, 0);
-}
-
-static void one_failed_write_in_async_mode_is_made_again(void **state)
-{
-	(void)state;
-	every_event(IO, SUFS_MODE_ASYNC, 0, 0);
-}
+#define SCENARIO(name, kind, mode, stay, crash) \
+	{ name, scenario, NULL, NULL, &(struct scenario){ kind, mode, stay, crash } }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(one_failed_allocation_in_softdep_mode_leaves_only_leaks),
-		cmocka_unit_test(memory_gone_for_good_in_softdep_mode_leaves_only_leaks),
-		cmocka_unit_test(a_crash_after_memory_ran_out_leaves_only_leaks_or_a_flagged_image),
-		cmocka_unit_test(one_failed_allocation_in_sync_mode_leaves_only_leaks),
-		cmocka_unit_test(one_failed_allocation_in_async_mode_leaves_only_leaks),
-		cmocka_unit_test(one_failed_write_in_softdep_mode_is_made_again),
-		cmocka_unit_test(a_device_dead_from_any_write_on_in_softdep_mode_holds_only_leaks),
-		cmocka_unit_test(one_failed_write_in_sync_mode_is_made_again),
-		cmocka_unit_test(a_device_dead_from_any_write_on_in_sync_mode_holds_only_leaks),
-		cmocka_unit_test(one_failed_write_in_async_mode_is_made_again),
+		SCENARIO("one_failed_allocation_in_softdep_mode_leaves_only_leaks",
+			 ALLOC, SUFS_MODE_SOFTDEP, 0, 0),
+		SCENARIO("memory_gone_for_good_in_softdep_mode_leaves_only_leaks",
+			 ALLOC, SUFS_MODE_SOFTDEP, 1, 0),
+		SCENARIO("a_crash_after_memory_ran_out_leaves_only_leaks_or_a_flagged_image",
+			 ALLOC, SUFS_MODE_SOFTDEP, 0, 1),
+		SCENARIO("one_failed_allocation_in_sync_mode_leaves_only_leaks",
+			 ALLOC, SUFS_MODE_SYNC, 0, 0),
+		SCENARIO("one_failed_allocation_in_async_mode_leaves_only_leaks",
+			 ALLOC, SUFS_MODE_ASYNC, 0, 0),
+		SCENARIO("one_failed_write_in_softdep_mode_is_made_again",
+			 IO, SUFS_MODE_SOFTDEP, 0, 0),
+		SCENARIO("a_device_dead_from_any_write_on_in_softdep_mode_holds_only_leaks",
+			 IO, SUFS_MODE_SOFTDEP, 1, 0),
+		SCENARIO("one_failed_write_in_sync_mode_is_made_again",
+			 IO, SUFS_MODE_SYNC, 0, 0),
+		SCENARIO("a_device_dead_from_any_write_on_in_sync_mode_holds_only_leaks",
+			 IO, SUFS_MODE_SYNC, 1, 0),
+		SCENARIO("one_failed_write_in_async_mode_is_made_again",
+			 IO, SUFS_MODE_ASYNC, 0, 0),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
