@@ -303,7 +303,9 @@ int sufs_open_dev(struct sufs_dev *dev, unsigned flags, uint64_t sb_offset,
 int sufs_backup_offset(const struct sufs_super *sb, unsigned n, uint64_t *off);
 
 /* Write back everything, mark the image clean, close the device.  The fs is
- * freed even when this fails (the error is still returned). */
+ * freed even when this fails (the error is still returned).  -ENOMEM: all
+ * was written, but memory ran out on the way and some writes may have gone
+ * out of order; the image is marked as needing a full check. */
 int sufs_close(struct sufs_fs *fs);
 /* Drop everything in memory without writing (a simulated crash). */
 void sufs_abandon(struct sufs_fs *fs);
@@ -478,7 +480,8 @@ int sufs_truncate(struct sufs_fs *fs, uint32_t ino, uint64_t size);
  * durable, writing no block that does not carry part of that. */
 int sufs_fsync(struct sufs_fs *fs, uint32_t ino);
 /* Write back everything that is pending, in as many epochs as the
- * dependencies need. */
+ * dependencies need.  -ENOMEM: as for sufs_close(), all was written, but
+ * not always in order since memory ran out (the image says so). */
 int sufs_sync(struct sufs_fs *fs);
 
 /*
