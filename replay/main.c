@@ -695,7 +695,11 @@ static int run_lines(struct sufs_fs *fs, struct iodev *io, struct source *src,
 	if (!rc)
 		sample(fs, r);
 	if (rc || log_failed(io, a)) {
-		if (rc)
+		if (rc == -ENOMEM)
+			errmsg("writing back to %s: %s: all was written, but not always "
+			       "in order; the image is marked for a full check (fsck.sufs -f)",
+			       a->image, sufs_strerror(rc));
+		else if (rc)
 			errmsg("writing back to %s: %s", a->image, sufs_strerror(rc));
 		sufs_abandon(fs);
 		return EXIT_IO;
