@@ -67,9 +67,12 @@ EOF2
 
 @test "each POSIX error of an operation is reported with its name and a non-zero status" {
 	printf 'mkdir /d\ncreate /d/f\nmkdir /e\ncreate /e/x\n' | w
+	# at the link limit (SUFS_LINK_MAX, 65,000): the counts set by hand
+	printf 'set_inode_field /d/f links 65000\nset_inode_field /e links 65000\n' | w
 	for line in "unlink /nope:ENOENT" "mkdir /d:EEXIST" "rmdir /e:ENOTEMPTY" \
 		"create /d/f/x:ENOTDIR" "unlink /d:EISDIR" "rename /d /d/sub:EINVAL" \
-		"rmdir /d/f:ENOTDIR" "create /$(printf 'n%.0s' {1..256}):ENAMETOOLONG"; do
+		"rmdir /d/f:ENOTDIR" "create /$(printf 'n%.0s' {1..256}):ENAMETOOLONG" \
+		"link /d/f /d/g:EMLINK" "mkdir /e/sub:EMLINK"; do
 		cmd=${line%:*} err=${line##*:}
 		run "$DEBUG" -w -R "$cmd" "$IMG"
 		assert_failure 1

@@ -518,6 +518,34 @@ mkdir /a   # after an operation
 	assert_line "$n255"
 }
 
+@test "EMLINK: no link, subdirectory or moved-in directory past the link limit" {
+	# 65,000 names would take minutes: the counts are set to one short
+	play $'create /f\nmkdir /d\nmkdir /m'
+	assert_success
+	run "$DEBUG" -w -f - "$IMG" <<'EOF2'
+set_inode_field /f links 64999
+set_inode_field /d links 64999
+EOF2
+	assert_success
+	play $'link /f /g\n!EMLINK link /f /h\nmkdir /d/last\n!EMLINK mkdir /d/more
+!EMLINK rename /m /d/m\nsync'
+	assert_success
+	[ "$(field /f 3)" = 65000 ]
+	[ "$(field /d 3)" = 65000 ]
+	dbg "ls /d"
+	assert_line last
+	refute_line more
+	refute_line m
+	dbg "ls /"
+	assert_line g
+	refute_line h
+	assert_line m
+	# and a line that expects success reports the error by its name
+	play 'link /f /h'
+	assert_failure 4
+	[[ $stderr == *":1: link /f /h: "*"(EMLINK)"* ]] || fail "stderr: $stderr"
+}
+
 @test "ENOSPC: a tiny image fills up, and what was written stays usable" {
 	mkimg "$IMG" 256K -b 1024
 	play $'create /big\n!ENOSPC write /big 0 1M\ncreate /small\nunlink /big\nsync
