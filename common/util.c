@@ -11,9 +11,10 @@
 
 const char *prog = "sufs";
 
-void prog_init(const char *name)
+void prog_init(const char *name, char **argv)
 {
 	prog = name;
+	argv[0] = (char *)name; /* getopt's own messages name it too */
 }
 
 static void vmsg(const char *prefix, const char *fmt, va_list ap)

@@ -11,8 +11,9 @@
 
 extern const char *prog;
 
-/* Remember the program's name for messages. */
-void prog_init(const char *name);
+/* Remember the program's name for messages, and put it in argv[0] for
+ * getopt's (not the path it was run by, a libtool wrapper's in a build). */
+void prog_init(const char *name, char **argv);
 /* "prog: message" on stderr. */
 void errmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "prog: warning: message" on stderr. */

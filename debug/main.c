@@ -411,7 +411,7 @@ int main(int argc, char **argv)
 	FILE *cmds = NULL;
 	int c, rc, status;
 
-	prog_init("sufs-debug");
+	prog_init("sufs-debug", argv);
 	while ((c = getopt_long(argc, argv, "wR:f:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'w':

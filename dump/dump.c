@@ -1322,7 +1322,7 @@ int main(int argc, char **argv)
 	const char *inode_arg = NULL, *meta_out = NULL, *restore = NULL;
 	int json = 0, force = 0, shows = 0, c;
 
-	prog_init("sufs-dump");
+	prog_init("sufs-dump", argv);
 	while ((c = getopt_long(argc, argv, "hgi:m:f", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':

@@ -485,7 +485,7 @@ int main(int argc, char **argv)
 	int c, modes = 0, status, rc, throttle = 0;
 	uint32_t fd;
 
-	prog_init("fsck.sufs");
+	prog_init("fsck.sufs", argv);
 	memset(&u, 0, sizeof(u));
 	memset(&o, 0, sizeof(o));
 	u.progress_fd = -1;

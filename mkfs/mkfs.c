@@ -624,7 +624,7 @@ int main(int argc, char **argv)
 	struct stat st;
 	int rc;
 
-	prog_init("mkfs.sufs");
+	prog_init("mkfs.sufs", argv);
 	parse_args(argc, argv, &a);
 	if (a.srcdir)
 		check_source(a.srcdir);

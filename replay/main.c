@@ -810,7 +810,7 @@ int main(int argc, char **argv)
 	double start;
 	int status, rc;
 
-	prog_init("sufs-replay");
+	prog_init("sufs-replay", argv);
 	parse_args(argc, argv, &a);
 	if (a.print_script)
 		return print_script(&a);

@@ -703,7 +703,7 @@ int main(int argc, char **argv)
 	size_t i;
 	int c;
 
-	prog_init("sufs-snap");
+	prog_init("sufs-snap", argv);
 	while ((c = getopt_long(argc, argv, "fq", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'J': o.json = 1; break;

@@ -409,6 +409,17 @@ mksrc() {
 	assert_output --partial "Try 'mkfs.sufs --help'"
 }
 
+@test "every program names itself in its option errors, not the path it ran from" {
+	local p name
+	for p in "$MKFS" "$FSCK" "$DEBUG" "$DUMP" "$REPLAY" "$SNAP"; do
+		name=${p##*/}
+		run --separate-stderr "$p" --no-such-option
+		[ "$status" -ne 0 ] || fail "$name accepted --no-such-option"
+		[[ ${stderr%%$'\n'*} == "$name: unrecognized option '--no-such-option'" ]] ||
+			fail "$name said: ${stderr%%$'\n'*}"
+	done
+}
+
 @test "mkfs refuses a directory as IMAGE" {
 	mkdir "$T/dir"
 	run "$MKFS" "$T/dir" 16M

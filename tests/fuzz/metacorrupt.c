@@ -309,7 +309,7 @@ int main(int argc, char **argv)
 	size_t size = 0;
 	int list = 0, verbose = 0, opt, rc;
 
-	prog_init(argv[0]);
+	prog_init("metacorrupt", argv);
 	while ((opt = getopt(argc, argv, "c:ln:s:t:vh")) != -1) {
 		switch (opt) {
 		case 'c':
