@@ -643,33 +643,27 @@ static int after_line(struct harness *h, struct sufs_fs *fs, const char *line,
 static int read_image(struct harness *h)
 {
 	struct sufs_dev *dev;
+	struct sufs_fs *fs;
 	struct sufs_super sb;
-	uint8_t raw[SUFS_SB_SIZE];
-	const char *why;
 	int rc = sufs_dev_open(h->o->image, 0, &dev);
 
+	/* opened read-only first: refused for the same reasons, with the
+	 * same words, as a run without --crash-check */
+	if (!rc && (rc = sufs_open_dev(dev, 0, 0, &fs)) != 0)
+		sufs_dev_close(dev);
 	if (rc) {
 		errmsg("cannot open %s: %s", h->o->image, sufs_strerror(rc));
 		return CRASH_EXIT_OPEN;
 	}
-	rc = sufs_dev_read(dev, SUFS_SB_OFFSET, raw, sizeof(raw));
-	if (!rc) {
-		sufs_super_decode(raw, &sb);
-		if (sufs_super_check(&sb, dev->size, &why)) {
-			errmsg("%s: not a sufs image (%s)", h->o->image, why);
-			sufs_dev_close(dev);
-			return CRASH_EXIT_OPEN;
-		}
-		h->log.bsize = sb.block_size;
-		h->log.nblocks = sb.blocks_count;
-		h->log.base = malloc(sb.blocks_count * sb.block_size);
-		h->log.live = malloc(sb.blocks_count * sb.block_size);
-		if (!h->log.base || !h->log.live)
-			rc = -ENOMEM;
-	}
+	sb = *sufs_get_super(fs);
+	h->log.bsize = sb.block_size;
+	h->log.nblocks = sb.blocks_count;
+	h->log.base = malloc(sb.blocks_count * sb.block_size);
+	h->log.live = malloc(sb.blocks_count * sb.block_size);
+	rc = h->log.base && h->log.live ? 0 : -ENOMEM;
 	if (!rc)
 		rc = sufs_dev_read(dev, 0, h->log.base, sb.blocks_count * sb.block_size);
-	sufs_dev_close(dev);
+	sufs_close(fs);
 	if (rc) {
 		errmsg("reading %s: %s", h->o->image, sufs_strerror(rc));
 		return rc == -ENOMEM ? CRASH_EXIT_IO : CRASH_EXIT_OPEN;
@@ -923,6 +917,9 @@ static void state_name(const struct state *s, char *buf, size_t size)
 		snprintf(buf, size, "%" PRIu32 ":%c%" PRIu64, s->epoch, code[s->kind], s->arg);
 }
 
+/* Parse a state's name (as a violation names it) into *s: 0, or -1 when
+ * it is malformed or, given the run's log l, not a state of the run.  With
+ * l NULL only the form is judged. */
 static int state_parse(const char *text, const struct run_log *l, struct state *s)
 {
 	const char *colon = strchr(text, ':'), *code = "msar", *k;
@@ -931,7 +928,7 @@ static int state_parse(const char *text, const struct run_log *l, struct state *
 	size_t n;
 
 	if (strcmp(text, "final") == 0) {
-		*s = (struct state){ (uint32_t)l->nbar, S_FINAL, 0 };
+		*s = (struct state){ l ? (uint32_t)l->nbar : 0, S_FINAL, 0 };
 		return 0;
 	}
 	if (!colon || (size_t)(colon - text) >= sizeof(ebuf) || !colon[1] ||
@@ -939,7 +936,13 @@ static int state_parse(const char *text, const struct run_log *l, struct state *
 		return -1;
 	memcpy(ebuf, text, (size_t)(colon - text));
 	ebuf[colon - text] = 0;
-	if (parse_u64(ebuf, &e) || parse_u64(colon + 2, &arg) || e > l->nbar)
+	if (parse_u64(ebuf, &e) || parse_u64(colon + 2, &arg) || e > UINT32_MAX)
+		return -1;
+	if (!l) {
+		*s = (struct state){ (uint32_t)e, (uint8_t)(k - code), arg };
+		return 0;
+	}
+	if (e > l->nbar)
 		return -1;
 	n = ep_end(l, e) - ep_first(l, e);
 	if ((k - code == S_MASK && (n >= 64 || arg >= (1ull << n))) ||
@@ -1582,20 +1585,20 @@ static void print_summary(const struct harness *h, const struct states *ss,
 			   o->mode == SUFS_MODE_ASYNC ? "async" : "softdep";
 	double rate = check_s > 0 ? (double)c->states / check_s : 0;
 
+	if (o->quiet && !c->violations)
+		return;
 	if (o->json) {
 		printf("{\"workload\":");
 		json_str(stdout, h->workload, strlen(h->workload));
 		printf(",\"mode\":\"%s\",\"operations\":%" PRIu64 ",\"writes\":%zu,"
-		       "\"epochs\":%zu,\"states\":%zu,\"checked\":%" PRIu64 ",\"leaky\":%" PRIu64
+		       "\"barriers\":%zu,\"epochs\":%zu,\"states\":%zu,\"checked\":%" PRIu64 ",\"leaky\":%" PRIu64
 		       ",\"expectations\":%" PRIu64 ",\"violations\":%" PRIu64
 		       ",\"bgfsck_refused\":%" PRIu64
 		       ",\"run_seconds\":%.3f,\"check_seconds\":%.3f,\"states_per_second\":%.1f}\n",
-		       mode, h->operations, h->log.nw, h->log.nbar + 1, ss->n, c->states, c->leaky,
+		       mode, h->operations, h->log.nw, h->log.nbar, h->log.nbar + 1, ss->n, c->states, c->leaky,
 		       c->expectations, c->violations, c->refused, run_s, check_s, rate);
 		return;
 	}
-	if (o->quiet && !c->violations)
-		return;
 	printf("%s (%s): %" PRIu64 " operations, %zu block writes, %zu barriers\n", h->workload,
 	       mode, h->operations, h->log.nw, h->log.nbar);
 	printf("%" PRIu64 " crash states checked (%" PRIu64 " with leaks), "
@@ -1605,6 +1608,12 @@ static void print_summary(const struct harness *h, const struct states *ss,
 		printf("background check: run on %" PRIu64 " states, refused on %" PRIu64 "\n",
 		       c->states - c->refused, c->refused);
 	printf("%.3f s to run, %.3f s to check: %.0f states/s\n", run_s, check_s, rate);
+}
+
+int crash_state_valid(const char *text)
+{
+	struct state s;
+	return state_parse(text, NULL, &s) == 0;
 }
 
 int crash_check(const struct crash_opts *o)

@@ -50,5 +50,8 @@ struct crash_opts {
  * state again) and the summary; returns an exit status.
  */
 int crash_check(const struct crash_opts *o);
+/* Is text the name of a state in form (epoch:subset or final)?  Whether
+ * the workload has it is known only once it has run. */
+int crash_state_valid(const char *text);
 
 #endif

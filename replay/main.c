@@ -328,6 +328,9 @@ static void parse_args(int argc, char **argv, struct args *a)
 			if (a->crash_check)
 				usage_error("--crash-check and --crash-state go alone");
 			a->crash_check = 1;
+			if (!crash_state_valid(optarg))
+				usage_error("invalid value for --crash-state: '%s' (EPOCH:SUBSET as "
+					    "a violation names it, or final)", optarg);
 			k->which = CRASH_ONE;
 			k->state = optarg;
 			break;
@@ -388,6 +391,9 @@ static void parse_args(int argc, char **argv, struct args *a)
 		usage_error("--quiet goes with --crash-check");
 	if (a->throttle_kib && !a->bgfsck)
 		usage_error("--throttle goes with --bgfsck");
+	if (a->throttle_kib && a->crash_check)
+		usage_error("--throttle goes with a workload run whole: --crash-check runs "
+			    "the background check on each state at full speed");
 	if (a->bgfsck && (a->crash_kind || a->print_script))
 		usage_error("--bgfsck goes with a workload run whole, or with --crash-check");
 	if (optind >= argc)

@@ -120,6 +120,49 @@ crash() {
 	printf 'mkdir /x\nmkdir /x\n' >"$T/w2"
 	crash --crash-check "$BASE" "$T/w2"
 	assert_failure 4
+	# a state's name not in form is a usage error, before anything runs
+	for bad in bogus 1:x3 1:m 1 :m1; do
+		crash --crash-state "$bad" "$BASE" "$T/w"
+		assert_failure 1
+		[[ $stderr == *"invalid value for --crash-state: '$bad'"* ]]
+	done
+	# a truncated or damaged image is refused as a run without the check
+	# refuses it
+	head -c 300000 "$BASE" >"$T/short.img"
+	crash --crash-check "$T/short.img" "$T/w"
+	assert_failure 2
+	[[ $stderr == "sufs-replay: cannot open $T/short.img: image is shorter than its superblock says (truncated)" ]]
+	cp "$BASE" "$T/bad.img"
+	chmod u+w "$T/bad.img"
+	python3 -c 'import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(1100); b = f.read(1); f.seek(1100); f.write(bytes([b[0] ^ 0xff]))' "$T/bad.img"
+	crash --crash-check "$T/bad.img" "$T/w"
+	assert_failure 2
+	[[ $stderr == *"checksum"* ]]
+}
+
+@test "--quiet prints nothing when nothing is violated, in JSON too; the JSON keys" {
+	crash -q --crash-check=sample:5 --random 20 "$BASE"
+	assert_success
+	[ -z "$output" ]
+	crash -q --json --crash-check=sample:5 --random 20 "$BASE"
+	assert_success
+	[ -z "$output" ]
+	crash --json --crash-check=sample:5 --random 20 "$BASE"
+	assert_success
+	python3 - "$output" <<'EOF2'
+import json, sys
+d = json.loads(sys.argv[1])
+keys = ("workload mode operations writes barriers epochs states checked leaky "
+        "expectations violations bgfsck_refused run_seconds check_seconds "
+        "states_per_second").split()
+assert sorted(d) == sorted(keys), sorted(d)
+assert d["epochs"] == d["barriers"] + 1 and d["states"] == 5 == d["checked"], d
+EOF2
+	crash -q --json --crash-check=sample:20 --random 200 --seed 1 --mode async "$BASE"
+	assert_failure 16
+	[[ $output == *'"violations":'* ]]
 }
 
 @test "minimize cuts a breaking workload down to the lines that matter" {

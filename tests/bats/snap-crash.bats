@@ -147,4 +147,24 @@ SCRIPT
 	assert_output --partial "--throttle goes with --bgfsck"
 	run "$REPLAY" --bgfsck --throttle 0 --random 10 "$BASE"
 	assert_failure 1
+	run "$REPLAY" --crash-check --bgfsck --throttle 10 --random 10 "$BASE"
+	assert_failure 1
+	assert_output --partial "--throttle goes with a workload run whole"
+}
+
+@test "a missing snapshot and a full table are errors a script can expect" {
+	cp "$BASE" s.img
+	chmod u+w s.img
+	{
+		for i in $(seq 1 20); do echo "snapshot s$i"; done
+		echo "!ENOSLOT snapshot s21"
+		echo "!ENOTSNAP snapdelete nope"
+		echo "snapdelete s1"
+		echo "snapshot s21"
+	} >full.replay
+	run "$REPLAY" s.img full.replay
+	assert_success
+	run "$REPLAY" s.img - <<<"snapdelete nope"
+	assert_failure 4
+	assert_output --partial "(ENOTSNAP)"
 }
