@@ -680,14 +680,20 @@ struct lines {
 	char *buf;
 	size_t cap;
 	int nomem;                /* the generator ran out of memory */
+	int nul;                  /* the line read has a NUL byte in it */
 };
 
 static const char *next_line(struct lines *s)
 {
 	const char *line;
 
-	if (!s->gen)
-		return getline(&s->buf, &s->cap, s->f) < 0 ? NULL : s->buf;
+	if (!s->gen) {
+		ssize_t len = getline(&s->buf, &s->cap, s->f);
+		if (len < 0)
+			return NULL;
+		s->nul = strlen(s->buf) != (size_t)len; /* the parser would see less */
+		return s->buf;
+	}
 	if (!s->left)
 		return NULL;
 	s->left--;
@@ -776,6 +782,11 @@ static int run_workload(struct harness *h)
 	script_ctx_init(&ctx, fs, 0, 0);
 	while (!st && (line = next_line(&src)) != NULL) {
 		lineno++;
+		if (src.nul) {
+			errmsg("%s:%" PRIu64 ": a NUL byte in the line", h->workload, lineno);
+			st = CRASH_EXIT_SCRIPT;
+			break;
+		}
 		before_line(h, fs, line);
 		if (script_exec_line(fs, line, &ctx, err, sizeof(err)) != SCRIPT_OK) {
 			errmsg("%s:%" PRIu64 ": %s", h->workload, lineno, err);

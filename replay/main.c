@@ -533,6 +533,7 @@ struct source {
 	char *buf;
 	size_t cap;
 	int error;                /* errno of a failed read */
+	int nul;                  /* the line read has a NUL byte in it */
 };
 
 /* The next line, or NULL at the end (or on a read error: see ->error). */
@@ -556,6 +557,7 @@ static const char *next_line(struct source *s)
 			s->error = errno ? errno : EIO;
 		return NULL;
 	}
+	s->nul = strlen(s->buf) != (size_t)len; /* the parser would see less */
 	return s->buf;
 }
 
@@ -657,6 +659,12 @@ static int run_lines(struct sufs_fs *fs, struct iodev *io, struct source *src,
 	}
 	while ((line = next_line(src)) != NULL) {
 		lineno++;
+		if (src->nul) {
+			errmsg("%s:%llu: a NUL byte in the line", src->name,
+			       (unsigned long long)lineno);
+			st = SCRIPT_BAD_LINE;
+			break;
+		}
 		sufs_lock(fs);
 		st = script_exec_line(fs, line, &ctx, err, sizeof(err));
 		sufs_unlock(fs);

@@ -257,20 +257,50 @@ static void say(char *err, size_t errlen, const char *fmt, ...)
  * result. */
 #define BAD_ARG 1
 
-/* A bad argument: say so and return BAD_ARG (handlers return it as is). */
-static int bad_arg(struct run *r, const char *what, const char *arg)
+/* A word as the script would spell it, for a message (malloc()ed; NULL
+ * when memory ran out): control bytes never reach the terminal raw. */
+static char *quoted(const char *word)
 {
 	char *q = NULL;
 	size_t qlen = 0;
 	FILE *m = open_memstream(&q, &qlen);
 
-	if (m) {
-		script_quote(m, arg, strlen(arg));
-		fclose(m);
+	if (!m)
+		return NULL;
+	script_quote(m, word, strlen(word));
+	if (fclose(m)) {
+		free(q);
+		return NULL;
 	}
+	return q;
+}
+
+/* A bad argument: say so and return BAD_ARG (handlers return it as is). */
+static int bad_arg(struct run *r, const char *what, const char *arg)
+{
+	char *q = quoted(arg);
+
 	say(r->err, r->errlen, "%s: bad %s %s", r->argv[-1], what, q ? q : "?");
 	free(q);
 	return BAD_ARG;
+}
+
+/* "what 'word'" when the word is printable ASCII without blanks, or
+ * what "w\x1bord" as the script would spell it. */
+static void say_word(char *err, size_t errlen, const char *what, const char *word)
+{
+	const char *p;
+	char *q;
+
+	for (p = word; *p > ' ' && *p < 0x7f; p++)
+		;
+	if (!*p) {
+		say(err, errlen, "%s '%s'", what, word);
+		return;
+	}
+	q = quoted(word);
+	say(err, errlen, "%s %s", what, q ? q : "?");
+	free(q);
 }
 
 /* The line as a script would spell it (malloc()ed). */
@@ -809,7 +839,7 @@ int script_exec_line(struct sufs_fs *fs, const char *line, struct script_ctx *ct
 	if (w.argv[0][0] == '!') {
 		ctx->expected = errno_by_name(w.argv[0] + 1);
 		if (!ctx->expected) {
-			say(err, errlen, "unknown error name '%s'", w.argv[0]);
+			say_word(err, errlen, "unknown error name", w.argv[0]);
 			goto out;
 		}
 		first = 1;
@@ -820,7 +850,7 @@ int script_exec_line(struct sufs_fs *fs, const char *line, struct script_ctx *ct
 	}
 	op = op_find(w.argv[first]);
 	if (!op) {
-		say(err, errlen, "unknown operation '%s'", w.argv[first]);
+		say_word(err, errlen, "unknown operation", w.argv[first]);
 		goto out;
 	}
 	r.fs = fs;

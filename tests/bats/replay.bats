@@ -585,6 +585,16 @@ write /small 0 10K 4'
 	assert_output --regexp 'Filesystem state: +clean'
 }
 
+@test "output that cannot be written is exit status 8" {
+	[ -w /dev/full ] || skip "no /dev/full"
+	printf 'mkdir /q\n' >"$T/script"
+	run sh -c '"$@" >/dev/full' sh "$REPLAY" --stats "$IMG" "$T/script"
+	assert_failure 8
+	assert_output --partial "sufs-replay: writing the output: No space left on device"
+	run sh -c '"$@" >/dev/full' sh "$REPLAY" --print-script --random 10 "$IMG"
+	assert_failure 8
+}
+
 @test "bad lines report SCRIPT:LINE and do nothing" {
 	local line
 	while IFS='|' read -r line want; do
@@ -612,6 +622,21 @@ sync now|sync: wrong number of arguments (usage: sync)
 mkdir "/a|unterminated quote
 mkdir /a\|a backslash ends the line
 mkdir "/\x00"|\x needs two hex digits, not 00
+EOF
+	# control bytes are shown escaped; a NUL byte would hide the rest of
+	# its line from the parser, and is refused
+	while IFS='|' read -r line want; do
+		printf "# first\n$line\nmkdir /after\n" >"$T/script"
+		run --separate-stderr "$REPLAY" "$IMG" "$T/script"
+		assert_failure 4
+		assert_equal "$stderr" "sufs-replay: $T/script:2: $want"
+		run --separate-stderr "$REPLAY" --crash-check=sample:1 "$IMG" "$T/script"
+		assert_failure 4
+		assert_equal "$stderr" "sufs-replay: $T/script:2: $want"
+	done <<'EOF'
+renm\033ae /a|unknown operation "renm\x1bae"
+!E\033[31m mkdir /a|unknown error name "!E\x1b[31m"
+mkdir /a\000 junk junk|a NUL byte in the line
 EOF
 	dbg "ls /"
 	assert_output $'.\n..'
