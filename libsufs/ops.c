@@ -877,6 +877,8 @@ static int do_rename(struct sufs_fs *fs, uint32_t sdir, const char *sname, size_
 		err = dir_lookup(fs, sdir, &sdin, sname, slen, &ino);
 	if (!err)
 		err = load_mutable(fs, ino, &in);
+	if (!err && snap_dir_pinned(fs, sdir, sname, slen))
+		err = -EPERM;
 	if (err)
 		return err;
 	is_dir = S_ISDIR(in.mode);

@@ -90,6 +90,19 @@ int snap_is_file(const struct sufs_fs *fs, uint32_t ino)
 	return slot_of(fs, ino) >= 0;
 }
 
+int snap_dir_pinned(const struct sufs_fs *fs, uint32_t dir, const char *name, size_t len)
+{
+	unsigned i;
+
+	if (dir != SUFS_ROOT_INO || len != sizeof(snapdir_name) - 1 ||
+	    memcmp(name, snapdir_name, len) != 0)
+		return 0;
+	for (i = 0; i < SUFS_SNAP_SLOTS; i++)
+		if (fs->sb.snap[i].ino)
+			return 1;
+	return 0;
+}
+
 int snap_needs(const struct sufs_fs *fs, uint64_t blk)
 {
 	unsigned i;

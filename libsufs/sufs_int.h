@@ -403,6 +403,9 @@ struct snap;
 int snap_load(struct sufs_fs *fs);
 void snap_unload(struct sufs_fs *fs);
 int snap_is_file(const struct sufs_fs *fs, uint32_t ino);
+/* Is (dir, name) /.snap while it holds a snapshot?  Snapshots are found by
+ * name there (sufs_snap_delete()): it keeps its name while it holds any. */
+int snap_dir_pinned(const struct sufs_fs *fs, uint32_t dir, const char *name, size_t len);
 int snap_needs(const struct sufs_fs *fs, uint64_t blk);
 void snap_cow(struct sufs_fs *fs, struct buf *b);
 int snap_claim(struct sufs_fs *fs, uint64_t blk);

@@ -384,6 +384,30 @@ usage_of() {
 	fsck_clean "$IMG"
 }
 
+@test "/.snap keeps its name while it holds a snapshot, so each stays deletable" {
+	mkimg "$IMG"
+	snap create "$IMG" s1
+	assert_success
+	# renamed away, /.snap would leave s1 where delete cannot find it
+	run "$REPLAY" "$IMG" - <<-EOF
+		mkdir /y
+		!EPERM rename /.snap /x
+		!EPERM rename /.snap /y/z
+		create /.snap/user
+		rename /.snap/user /u
+	EOF
+	assert_success
+	snap delete "$IMG" s1
+	assert_success
+	run "$REPLAY" "$IMG" - <<<"rename /.snap /x"
+	assert_success
+	snap create "$IMG" s2
+	assert_success
+	snap delete "$IMG" s2
+	assert_success
+	fsck_clean "$IMG"
+}
+
 @test "a snapshot that lost a copy for lack of room is shown broken and can only be deleted" {
 	require_cmd jq
 	mkimg "$IMG"
