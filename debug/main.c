@@ -7,7 +7,8 @@
  *   1  a command failed (with -f or at the prompt: at least one did), or
  *      the image could not be written back when closed
  *   2  usage error, or the command file could not be opened
- *   4  the image could not be opened (missing, not sufs, bad superblock)
+ *   4  the image could not be opened (missing, not sufs, a bad superblock
+ *      or group descriptor: the message says which)
  * debugfs exits 0 whatever its commands did; scripts need to know.
  */
 #include "config.h"
@@ -387,6 +388,42 @@ static int run_interactive(struct session *s)
 	return status;
 }
 
+/*
+ * Say what keeps the image from opening.  The library answers "checksum
+ * does not match" alike for a bad superblock and for a bad group
+ * descriptor (one whose checksum fails or whose locations are wrong);
+ * opened again with checksums ignored, it tells which.
+ */
+static void say_damage(const char *image, int rc)
+{
+	uint8_t raw[SUFS_SB_SIZE];
+	struct sufs_super sb;
+	struct sufs_fs *fs;
+	uint32_t g, bad = 0, first = 0;
+	int sb_bad = 1;
+
+	if (rc != -SUFS_ECHECKSUM && rc != -SUFS_ECORRUPT)
+		return;
+	if (rc == -SUFS_ECHECKSUM && sufs_open(image, SUFS_OPEN_IGNORE_CSUM, &fs) == 0) {
+		if (sufs_dev_read(sufs_get_dev(fs), SUFS_SB_OFFSET, raw, sizeof(raw)) == 0) {
+			sufs_super_decode(raw, &sb);
+			sb_bad = sb.checksum != sufs_super_csum(raw);
+		}
+		for (g = 0; g < sufs_get_super(fs)->groups_count; g++)
+			if (sufs_group_csum_bad(fs, g) && !bad++)
+				first = g;
+		sufs_close(fs);
+	}
+	if (sb_bad)
+		errmsg("the superblock is damaged; fsck.sufs can rebuild it from a backup");
+	if (bad == 1)
+		errmsg("the descriptor of group %u is damaged (a bad checksum or wrong "
+		       "locations); fsck.sufs -f can rebuild it", first);
+	else if (bad)
+		errmsg("%u group descriptors are damaged (bad checksums or wrong locations), "
+		       "the first of group %u; fsck.sufs -f can rebuild them", bad, first);
+}
+
 int session_open(struct session *s)
 {
 	int rc = sufs_open(s->image, s->writable ? SUFS_OPEN_RDWR : 0, &s->fs);
@@ -464,8 +501,7 @@ int main(int argc, char **argv)
 	rc = session_open(&s);
 	if (rc) {
 		errmsg("cannot open %s: %s", s.image, sufs_strerror(rc));
-		if (rc == -SUFS_ECHECKSUM || rc == -SUFS_ECORRUPT)
-			errmsg("the superblock is damaged; fsck.sufs can rebuild it from a backup");
+		say_damage(s.image, rc);
 		if (cmds && cmds != stdin)
 			fclose(cmds);
 		return EXIT_OPEN;

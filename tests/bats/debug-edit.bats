@@ -187,6 +187,8 @@ EOF
 	assert_success
 	run -4 "$DEBUG" -R super "$IMG"
 	assert_output --partial "checksum does not match"
+	assert_output --partial "the superblock is damaged"
+	refute_output --partial "descriptor"
 	fsck_finds "The superblock checksum does not match, and there is no good backup"
 }
 
@@ -232,6 +234,45 @@ EOF
 	run "$DEBUG" -w -R "set_bg 0 checksum 0" "$IMG"
 	assert_success
 	fsck_finds "Group 0 descriptor has a bad checksum or wrong locations"
+}
+
+@test "an image that will not open for a bad descriptor names the descriptor, not the superblock" {
+	cp "$IMG" "$T/zapped"
+	run "$DEBUG" -w -R "set_bg 0 checksum 5" "$IMG"
+	assert_success
+	run -4 --separate-stderr "$DEBUG" -R super "$IMG"
+	[ "$stderr" = "sufs-debug: cannot open $IMG: checksum does not match
+sufs-debug: the descriptor of group 0 is damaged (a bad checksum or wrong locations); fsck.sufs -f can rebuild it" ]
+	# the descriptor table's block zeroed: the locations are wrong too
+	run "$DEBUG" -w -R "zap_block 1" "$T/zapped"
+	assert_success
+	run -4 "$DEBUG" -R super "$T/zapped"
+	assert_output --partial "the descriptor of group 0 is damaged"
+	refute_output --partial "superblock"
+}
+
+@test "a bad superblock and a bad descriptor are both named" {
+	run w <<'EOF'
+set_bg 0 checksum 5
+ssv checksum 1
+EOF
+	assert_success
+	run -4 "$DEBUG" -R super "$IMG"
+	assert_output --partial "the superblock is damaged"
+	assert_output --partial "the descriptor of group 0 is damaged"
+}
+
+@test "a zapped descriptor table of many groups is counted, and fsck -f rebuilds it" {
+	mkimg "$IMG" 32M -b 1024
+	run "$DEBUG" -w -R "zap_block 2" "$IMG"
+	assert_success
+	run -4 "$DEBUG" -R super "$IMG"
+	assert_output --partial "4 group descriptors are damaged (bad checksums or wrong locations), the first of group 0; fsck.sufs -f can rebuild them"
+	refute_output --partial "superblock"
+	run -1 "$FSCK" -fy "$IMG"
+	run "$DEBUG" -R groups "$IMG"
+	assert_success
+	refute_output --partial "BAD"
 }
 
 @test "set_dirent changes each field of an entry, and the block stays sealed" {
