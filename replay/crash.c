@@ -1414,8 +1414,9 @@ static int check_state(struct harness *h, struct view *v, struct sufs_dev *dev,
 		snprintf(why, sizeof(why), "the check failed: %s", sufs_strerror(rc));
 		bad = 1;
 	} else if (r1.nonleaks) {
-		snprintf(why, sizeof(why), "%u problems worse than a leak (and %u leaks)",
-			 r1.nonleaks, r1.leaks);
+		snprintf(why, sizeof(why), "%u problem%s worse than a leak (and %u leak%s)",
+			 r1.nonleaks, r1.nonleaks == 1 ? "" : "s", r1.leaks,
+			 r1.leaks == 1 ? "" : "s");
 		bad = 1;
 	} else if (h->o->bgfsck) {
 		c->leaky += r1.problems != 0;

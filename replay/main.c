@@ -112,8 +112,9 @@ static int bg_finish(struct bg *bg, const char *image)
 		return -1;
 	}
 	if (bg->result.status & SUFS_EXIT_UNCORRECTED)
-		warnmsg("background check of %s: %u problems worse than a leak; the file "
-			"system is marked for a full check", image, bg->result.nonleaks);
+		warnmsg("background check of %s: %u problem%s worse than a leak; the file "
+			"system is marked for a full check", image, bg->result.nonleaks,
+			bg->result.nonleaks == 1 ? "" : "s");
 	return 0;
 }
 
