@@ -27,19 +27,40 @@
 /* Messages and names                                                        */
 /* ------------------------------------------------------------------------ */
 
+/* The command word and the argument were typed, or read from the image:
+ * they go out with print_name()'s escapes, never a control byte raw. */
+static int vfail(const char *cmd, const char *name, size_t len, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: ", prog);
+	print_name(stderr, cmd, strlen(cmd));
+	if (name) {
+		fputc(' ', stderr);
+		print_name(stderr, name, len);
+	}
+	fputs(": ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
 int fail(const char *cmd, const char *arg, const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fprintf(stderr, "%s: %s", prog, cmd);
-	if (arg)
-		fprintf(stderr, " %s", arg);
-	fputs(": ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vfail(cmd, arg, arg ? strlen(arg) : 0, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	return 1;
+}
+
+int fail_name(const char *cmd, const char *name, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(cmd, name, len, fmt, ap);
+	va_end(ap);
 	return 1;
 }
 
@@ -446,10 +467,7 @@ static int cmd_quit(struct session *s, int argc, char **argv)
 /* ls's messages about one entry name it escaped, as the listing does. */
 static int ls_fail(const char *name, size_t len, uint32_t ino, const char *what, int err)
 {
-	char *e = escape_name(name, len);
-	fail("ls", e ? e : "?", "inode %u: %s%s", ino, what, sufs_strerror(err));
-	free(e);
-	return 1;
+	return fail_name("ls", name, len, "inode %u: %s%s", ino, what, sufs_strerror(err));
 }
 
 /*
@@ -1420,8 +1438,10 @@ int command_line(struct session *s, const char *line)
 		return 0;
 	argc = split_words(line, &argv, &buf, &why);
 	if (argc < 0) {
+		char *e = escape_name(line, strlen(line));
 		fflush(stdout);
-		errmsg("%s: %s", why, line);
+		errmsg("%s: %s", why, e ? e : line);
+		free(e);
 		return 1;
 	}
 	if (argc == 0) {

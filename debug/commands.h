@@ -76,9 +76,15 @@ int command_line(struct session *s, const char *line);
 
 /* ---- helpers the command files share (commands.c) ---------------------- */
 
-/* "sufs-debug: CMD ARG: message" on stderr; returns 1 for `return fail(...)`. */
+/* "sufs-debug: CMD ARG: message" on stderr; returns 1 for `return fail(...)`.
+ * CMD and ARG are printed as print_name() prints names; a user's word in
+ * the message itself must be escaped by the caller (escape_name()). */
 int fail(const char *cmd, const char *arg, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The same for an argument of len bytes (a name from the image, which may
+ * hold any byte). */
+int fail_name(const char *cmd, const char *name, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /*
  * Resolve a path typed by the user, relative to the current directory.  A

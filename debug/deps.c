@@ -587,22 +587,24 @@ int cmd_deps(struct session *s, int argc, char **argv)
 			print_chains(&g);
 		}
 	} else {
-		if (!have_target && g.n == 0)
+		if (!have_target && g.n == 0) {
 			puts("no updates pending: the disk holds what memory holds, "
 			     "but for times and counts");
-		else if (!have_target)
+		} else if (!have_target) {
 			printf("%zu %s pending on %zu %s, %zu of them blocked; "
 			       "a full flush takes %u %s\n", g.n, plural(g.n, "update", "updates"),
 			       g.nblocks, plural(g.nblocks, "block", "blocks"), blocked, g.epochs,
 			       plural(g.epochs, "epoch", "epochs"));
-		else if (t.is_block)
+		} else if (t.is_block) {
 			printf("%zu %s pending on block %llu; %zu shown with what waits for "
 			       "them and what all of it waits for\n", own,
 			       plural(own, "update", "updates"), (unsigned long long)t.blk, shown);
-		else
-			printf("%zu %s pending on %s (inode %u, its blocks); %zu shown with "
-			       "what waits for them and what all of it waits for\n", own,
-			       plural(own, "update", "updates"), what, t.ino, shown);
+		} else {  /* the path as names are printed */
+			printf("%zu %s pending on ", own, plural(own, "update", "updates"));
+			print_name(stdout, what, strlen(what));
+			printf(" (inode %u, its blocks); %zu shown with what waits for them "
+			       "and what all of it waits for\n", t.ino, shown);
+		}
 		if (!have_target && g.nplain)
 			printf("%zu more dirty %s with times and counts only\n", g.nplain,
 			       plural(g.nplain, "block", "blocks"));

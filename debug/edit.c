@@ -889,8 +889,12 @@ int cmd_zap_block(struct session *s, int argc, char **argv)
 		err = sufs_bmap(s->fs, ino, blk, &blk);
 		if (err)
 			return fail(argv[0], file, "%s", sufs_strerror(err));
-		if (!blk)
-			return fail(argv[0], argv[i], "a hole in %s: no block to zap", file);
+		if (!blk) {
+			char *e = escape_name(file, strlen(file));
+			fail(argv[0], argv[i], "a hole in %s: no block to zap", e ? e : "the file");
+			free(e);
+			return 1;
+		}
 	} else if (number_arg(argv[0], argv[i], "block number", sb->blocks_count, &blk)) {
 		return 1;
 	}
@@ -992,8 +996,11 @@ int cmd_set_dirent(struct session *s, int argc, char **argv)
 		if (pblk && !(rc = raw_read(s, argv[0], pblk, blk)))
 			off = find_entry(blk, bsize, argv[2]);
 	}
-	if (!rc && off < 0)
-		rc = fail(argv[0], argv[2], "no such entry in %s", argv[1]);
+	if (!rc && off < 0) {
+		char *e = escape_name(argv[1], strlen(argv[1]));
+		rc = fail(argv[0], argv[2], "no such entry in %s", e ? e : "the directory");
+		free(e);
+	}
 	if (!rc) {
 		uint8_t *de = blk + off;
 		if (r.f->type == F_STRING) {

@@ -255,15 +255,17 @@ static int is_quoted(char *text, int index)
 	return index > 0 && text[index - 1] == '\\' && !is_quoted(text, index - 1);
 }
 
-/* "sufs-debug demo.img:/docs> " */
+/* "sufs-debug demo.img:/docs> ", the directory's names escaped as ls
+ * prints them. */
 static char *make_prompt(struct session *s)
 {
 	const char *base = strrchr(s->image, '/');
-	char *cwd = dir_path(s, s->cwd), *p;
+	char *cwd = dir_path(s, s->cwd), *e = cwd ? escape_name(cwd, strlen(cwd)) : NULL, *p;
 
 	if (asprintf(&p, "sufs-debug %s:%s> ", base && base[1] ? base + 1 : s->image,
-		     cwd ? cwd : "?") < 0)
+		     e ? e : "?") < 0)
 		p = NULL;
+	free(e);
 	free(cwd);
 	return p;
 }

@@ -362,12 +362,8 @@ struct rdump {
 };
 
 /* Report a problem with the current entry, naming it by its image path. */
-#define ENTRY_FAIL(r, ...)                                              \
-	do {                                                            \
-		char *e_ = escape_name((r)->image.s, (r)->image.len);   \
-		(r)->rc = fail((r)->cmd, e_ ? e_ : "?", __VA_ARGS__);    \
-		free(e_);                                               \
-	} while (0)
+#define ENTRY_FAIL(r, ...) \
+	((r)->rc = fail_name((r)->cmd, (r)->image.s, (r)->image.len, __VA_ARGS__))
 
 /* Rule (2): one path component, nothing else. */
 static const char *bad_name(const char *name, size_t len)
@@ -535,7 +531,9 @@ static void rdump_inode(struct rdump *r, uint32_t ino, int dirfd, const char *na
 		}
 		return;
 	}
-	what = escape_name(r->image.s, r->image.len);
+	/* a copy: a directory's contents move r->image before its times are set;
+	 * and its name passed bad_name(), so it holds no NUL */
+	what = strdup(r->image.s);
 	if (!what) {
 		r->rc = fail(r->cmd, NULL, "%s", sufs_strerror(-ENOMEM));
 		return;

@@ -255,6 +255,60 @@ EOF
 	assert_output "not utf-8"
 }
 
+@test "messages write the control bytes of typed words with escapes, never raw" {
+	debug "$IMG" $'bo\x1b[31mgus'
+	assert_failure 1
+	[ "$stderr" = 'sufs-debug: bo\x1b[31mgus: unknown command (try help)' ]
+	debug "$IMG" 'stat "/d/x\x1bz"'
+	assert_failure 1
+	[ "$stderr" = 'sufs-debug: stat /d/x\x1bz: No such file or directory' ]
+	debug "$IMG" $'help fo\ao'
+	assert_failure 1
+	[ "$stderr" = 'sufs-debug: help fo\x07o: no such command' ]
+	# a line that cannot be split is quoted whole, a backslash doubled
+	debug "$IMG" $'cat "\x1b'
+	assert_failure 1
+	[ "$stderr" = 'sufs-debug: unterminated quote: cat "\x1b' ]
+	debug "$IMG" $'ls \x1b\\'
+	assert_failure 1
+	[ "$stderr" = 'sufs-debug: a backslash ends the line: ls \x1b\\' ]
+}
+
+@test "messages and deps name a file of the image with escapes" {
+	cp "$IMG" "$T/w.img"
+	run --separate-stderr "$DEBUG" -w -f - "$T/w.img" <<'EOF'
+mkdir "/d\x1by"
+create "/d\x1by/h\x1bi"
+truncate "/d\x1by/h\x1bi" 8192
+deps "/d\x1by/h\x1bi"
+set_dirent "/d\x1by" nope inode 1
+zap_block -f "/d\x1by/h\x1bi" 1
+EOF
+	assert_failure 1
+	assert_line --regexp '^[0-9]+ updates? pending on /d\\x1by/h\\x1bi \(inode [0-9]+, its blocks\)'
+	assert_equal "$stderr" 'sufs-debug: set_dirent nope: no such entry in /d\x1by
+sufs-debug: zap_block 1: a hole in /d\x1by/h\x1bi: no block to zap'
+	[[ $output != *$'\e'* ]]
+	# rdump names the entry it could not copy the same way
+	mkdir "$T/out"
+	: >"$T/out/"$'d\ey'
+	run --separate-stderr "$DEBUG" -R "rdump / $T/out" "$T/w.img"
+	assert_failure 1
+	[[ $stderr == *'sufs-debug: rdump /d\x1by: File exists'* ]]
+	[[ $stderr != *$'\e'* ]]
+}
+
+@test "the prompt writes the current directory's names with escapes" {
+	require_cmd script
+	cp "$IMG" "$T/w.img"
+	"$DEBUG" -w -R 'mkdir "/d\x1by"' "$T/w.img"
+	printf '%s\n' 'cd "d\x1by"' pwd quit >"$T/cmds"
+	run bash -c "SUFS_DEBUG_HISTORY= script -qec \"'$DEBUG' '$T/w.img'\" /dev/null <'$T/cmds'"
+	assert_success
+	assert_output --partial 'sufs-debug w.img:/d\x1by> pwd'
+	refute_output --partial $'/d\ey>'   # (readline writes escapes of its own)
+}
+
 @test "quotes and backslashes protect spaces" {
 	debug "$IMG" 'cat "with space"'
 	assert_output "spaced"
