@@ -1258,7 +1258,8 @@ const struct command commands[] = {
 	  "drop everything in memory and reopen the image as the disk holds it", cmd_crash, 0 },
 	{ "stats", { NULL }, "",
 	  "counters of the dependency engine and the cache", cmd_stats, 0 },
-	/* the modifying commands: the operation script language (sufs-replay(8)) */
+	/* the modifying commands: the operations of sufs-replay's script
+	 * language, snapshot and snapdelete excepted (modify.c) */
 	{ "mkdir", { NULL }, "PATH [MODE]", "make a directory", cmd_script, CMD_NEEDS_WRITE },
 	{ "create", { NULL }, "PATH [MODE]", "make an empty file", cmd_script, CMD_NEEDS_WRITE },
 	{ "mknod", { NULL }, "PATH c|b|p|s [MAJOR MINOR] [MODE]",

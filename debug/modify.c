@@ -1,8 +1,9 @@
 /*
- * modify.c - sufs-debug's modifying commands (with -w): the operation
- * script language of sufs-replay (replay/script.c), one command per
- * operation, run from the current directory.  The changes stay in memory
- * under the write mode's policy until they are written back (sync, quit).
+ * modify.c - sufs-debug's modifying commands (with -w): operations of the
+ * script language of sufs-replay (replay/script.c), run from the current
+ * directory.  All of them but snapshot and snapdelete (sufs-snap's work),
+ * and no !ERRNO expectations.  The changes stay in memory under the write
+ * mode's policy until they are written back (sync, quit).
  */
 #include "config.h"
 #include "commands.h"

@@ -1,8 +1,11 @@
 #!/usr/bin/env bats
-# sufs-debug -w: the modifying commands are the operation script language
-# of sufs-replay, run from the current directory, each one a library call.
+# sufs-debug -w: the modifying commands are the operations of sufs-replay's
+# script language but snapshot and snapdelete, run from the current
+# directory, each one a library call.
 
 load helper
+
+bats_require_minimum_version 1.5.0
 
 setup() {
 	IMG=$T/img
@@ -47,6 +50,24 @@ EOF2
 	assert_output --partial "mtime: 1100000000.500000000"
 	run "$DEBUG" -R "cat /d/moved" "$IMG"
 	[ "${#output}" -eq 5000 ] || [ "$(printf '%s' "$output" | wc -c)" -le 5000 ]
+}
+
+@test "every script operation is a command but snapshot and snapdelete, and !ERRNO is not taken" {
+	local op line
+	for op in mkdir create mknod write truncate link unlink rename symlink rmdir \
+		chmod chown utimes fsync sync; do
+		run "$DEBUG" -R "help $op" "$IMG"
+		assert_success
+	done
+	printf 'create /f\n' | w
+	for line in "snapshot s1" "snapdelete s1" "!ENOENT unlink /f"; do
+		run --separate-stderr "$DEBUG" -w -R "$line" "$IMG"
+		assert_failure 1
+		[ "$stderr" = "sufs-debug: ${line%% *}: unknown command (try help)" ]
+	done
+	run "$DEBUG" -R "ls /" "$IMG"
+	assert_line f
+	refute_line .snap
 }
 
 @test "aliases ln, mv and rm run the operations they name" {
