@@ -2495,8 +2495,11 @@ int sufs_check_dev(struct sufs_dev *dev, const struct sufs_check_opts *o,
 	}
 	backup = rc;
 	r->sb_offset = off;
+	/* a file system marked clean is not checked, unless a group
+	 * descriptor is damaged: then nothing could open it (e2fsck, too,
+	 * checks the descriptors before it trusts the clean state) */
 	if (!backup && !(o->flags & SUFS_CHECK_FORCE) && (sb.state & SUFS_STATE_CLEAN) &&
-	    !(sb.flags & SUFS_FLAG_NEEDS_FSCK)) {
+	    !(sb.flags & SUFS_FLAG_NEEDS_FSCK) && fs_scan_gdt(dev, &sb, NULL, NULL) == 0) {
 		r->skipped = 1;
 		r->inodes_count = sb.inodes_count;
 		r->blocks_count = sb.blocks_count;

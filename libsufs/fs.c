@@ -108,41 +108,56 @@ void sufs_unlock(struct sufs_fs *fs)
 	pthread_mutex_unlock(&fs->lock);
 }
 
-/* Read the group descriptor table; check each descriptor's checksum and
- * locations. */
-static int read_gdt(struct sufs_fs *fs)
+/*
+ * Read the group descriptor table of sb from dev and check each
+ * descriptor: its checksum, and the locations and counts its group's
+ * layout allows.  Decodes them into groups[] and flags the damaged ones in
+ * bad[] when these are not NULL.  Returns how many are damaged, or a
+ * negative errno.
+ */
+int fs_scan_gdt(struct sufs_dev *dev, const struct sufs_super *sb, struct sufs_group *groups,
+		uint8_t *bad)
 {
 	struct sufs_group_layout l0, l;
-	uint32_t per = fs->bsize / SUFS_GROUP_DESC_SIZE, i, g, bad = 0;
-	uint8_t *blk = malloc(fs->bsize);
-	int err = 0;
+	struct sufs_group one;
+	uint32_t bs = sb->block_size, per = bs / SUFS_GROUP_DESC_SIZE, i, g;
+	uint8_t *blk = malloc(bs);
+	int err = 0, nbad = 0;
 
 	if (!blk)
 		return -ENOMEM;
-	sufs_group_layout(&fs->sb, 0, &l0);
-	for (i = 0; i < fs->sb.gdt_blocks && !err; i++) {
-		err = sufs_dev_read(fs->dev, (l0.gdt_start + i) << fs->bshift, blk, fs->bsize);
-		for (g = i * per; !err && g < fs->sb.groups_count && g < (i + 1) * per; g++) {
+	sufs_group_layout(sb, 0, &l0);
+	for (i = 0; i < sb->gdt_blocks && !err; i++) {
+		err = sufs_dev_read(dev, (l0.gdt_start + i) * bs, blk, bs);
+		for (g = i * per; !err && g < sb->groups_count && g < (i + 1) * per; g++) {
 			const uint8_t *raw = blk + (g - i * per) * SUFS_GROUP_DESC_SIZE;
-			struct sufs_group *gd = &fs->groups[g];
+			struct sufs_group *gd = groups ? &groups[g] : &one;
 
 			sufs_group_decode(raw, gd);
-			sufs_group_layout(&fs->sb, g, &l);
+			sufs_group_layout(sb, g, &l);
 			if (gd->checksum != sufs_group_csum(raw, g) ||
 			    gd->block_bitmap != l.block_bitmap ||
 			    gd->inode_bitmap != l.inode_bitmap ||
 			    gd->inode_table != l.inode_table ||
 			    gd->free_blocks > l.end - l.start ||
-			    gd->free_inodes > fs->sb.inodes_per_group) {
-				fs->group_bad[g] = 1;
-				bad++;
+			    gd->free_inodes > sb->inodes_per_group) {
+				if (bad)
+					bad[g] = 1;
+				nbad++;
 			}
 		}
 	}
 	free(blk);
-	if (!err && bad && !(fs->flags & SUFS_OPEN_IGNORE_CSUM))
-		err = -SUFS_ECHECKSUM;
-	return err;
+	return err ? err : nbad;
+}
+
+static int read_gdt(struct sufs_fs *fs)
+{
+	int n = fs_scan_gdt(fs->dev, &fs->sb, fs->groups, fs->group_bad);
+
+	if (n < 0)
+		return n;
+	return n && !(fs->flags & SUFS_OPEN_IGNORE_CSUM) ? -SUFS_ECHECKSUM : 0;
 }
 
 int fs_write_gdt(struct sufs_fs *fs)

@@ -335,6 +335,8 @@ int fs_lost_order(struct sufs_fs *fs);
 double now_seconds_mono(void);
 int fs_write_super(struct sufs_fs *fs, int all_copies);
 int fs_write_gdt(struct sufs_fs *fs);
+int fs_scan_gdt(struct sufs_dev *dev, const struct sufs_super *sb, struct sufs_group *groups,
+		uint8_t *bad);
 void fs_now(struct sufs_fs *fs, int64_t *sec, uint32_t *nsec);
 int fs_alloc_struct(struct sufs_dev *dev, const struct sufs_super *sb, unsigned flags,
 		    struct sufs_fs **out);

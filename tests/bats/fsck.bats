@@ -197,6 +197,23 @@ first_has() {
 	assert_output "$IMG: clean, 2/1024 files, 69/4096 blocks"
 }
 
+@test "a clean image with a damaged group descriptor is checked without -f" {
+	mkimg "$IMG"
+	"$DEBUG" -w -R "set_bg 0 checksum 5" "$IMG"
+	before=$(sha "$IMG")
+	run "$FSCK" -n "$IMG"
+	assert_failure 4
+	assert_output --partial "Group 0 descriptor has a bad checksum"
+	[ "$(sha "$IMG")" = "$before" ]
+	run "$FSCK" -p "$IMG"
+	assert_failure 4
+	run "$FSCK" -y "$IMG"
+	assert_failure 1
+	run "$FSCK" "$IMG"
+	assert_success
+	assert_output --partial "clean"
+}
+
 @test "an image marked as needing a check is checked without -f" {
 	mkimg "$IMG"
 	edit sbset flags 1
