@@ -64,7 +64,13 @@ static int run_file(struct session *s, FILE *f)
 
 	while (!s->quit && (len = getline(&line, &cap, f)) >= 0) {
 		if (len > 0 && line[len - 1] == '\n')
-			line[len - 1] = '\0';
+			line[--len] = '\0';
+		if (strlen(line) != (size_t)len) {
+			/* the rest of the line would be lost to the parser */
+			errmsg("a NUL byte in the line");
+			status = 1;
+			continue;
+		}
 		status |= command_line(s, line);
 	}
 	if (ferror(f))

@@ -111,6 +111,15 @@ EOF2
 	assert_output --partial after
 }
 
+@test "a line with a NUL byte in it runs nothing, and the rest still run" {
+	run sh -c 'printf "mkdir /a\\000 junk\\nmkdir /b\\n" | "$0" -w -f - "$1"' "$DEBUG" "$IMG"
+	assert_failure 1
+	assert_output --partial "sufs-debug: a NUL byte in the line"
+	run "$DEBUG" -R "ls /" "$IMG"
+	assert_line b
+	refute_line a
+}
+
 @test "a bad line names the problem" {
 	run "$DEBUG" -w -R "write /f zero 10" "$IMG"
 	assert_failure 1
