@@ -165,6 +165,81 @@ void json_str(FILE *f, const char *str, size_t n)
 	fputc('"', f);
 }
 
+/* ---- names for people ------------------------------------------------------ */
+
+size_t escape_name_into(const char *name, size_t len, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)name;
+	size_t i = 0, o = 0, k;
+
+	while (i < len) {
+		unsigned char c = s[i];
+		if (c == '\\' || c == '\n' || c == '\t') {
+			out[o++] = '\\';
+			out[o++] = c == '\\' ? '\\' : c == '\n' ? 'n' : 't';
+			i++;
+		} else if (c >= 0x20 && c < 0x7f) {
+			out[o++] = (char)c;
+			i++;
+		} else if ((k = utf8_printable(s + i, len - i)) != 0) {
+			memcpy(out + o, s + i, k);
+			o += k;
+			i += k;
+		} else {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+			i++;
+		}
+	}
+	out[o] = '\0';
+	return o;
+}
+
+char *escape_name(const char *name, size_t len)
+{
+	char *out = malloc(4 * len + 1);
+
+	if (out)
+		escape_name_into(name, len, out);
+	return out;
+}
+
+void print_name(FILE *f, const char *name, size_t len)
+{
+	char small[4 * SUFS_NAME_MAX + 1];
+	char *out = len <= SUFS_NAME_MAX ? small : malloc(4 * len + 1);
+	size_t n;
+
+	if (!out) {
+		fputs("?", f);
+		return;
+	}
+	n = escape_name_into(name, len, out);
+	fwrite(out, 1, n, f);
+	if (out != small)
+		free(out);
+}
+
+const char *shown(const char *s)
+{
+	/* a few at a time, for the arguments of one message */
+	static _Thread_local char buf[4][4 * 1024 + 4];
+	static _Thread_local unsigned next;
+	char *out = buf[next++ % 4];
+	size_t len = strlen(s), max = (sizeof(buf[0]) - 4) / 4;
+
+	if (len <= max) {
+		escape_name_into(s, len, out);
+	} else {
+		size_t n = escape_name_into(s, max, out);
+		memcpy(out + n, "...", 4);
+	}
+	return out;
+}
+
 double now_seconds(void)
 {
 	struct timespec ts;

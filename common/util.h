@@ -56,4 +56,19 @@ void progress_end(struct progress *p);
 
 double now_seconds(void);
 
+/*
+ * Names as they are printed: bytes that would not show (control bytes,
+ * DEL, bytes that are not UTF-8) as \xHH, and \n, \t and \\ (so that
+ * sufs-debug's command line can take a printed name back).
+ */
+void print_name(FILE *f, const char *name, size_t len);
+/* The same into a malloc()ed string; NULL when out of memory. */
+char *escape_name(const char *name, size_t len);
+/* The same into out, room for 4 * len + 1 bytes; returns the length. */
+size_t escape_name_into(const char *name, size_t len, char *out);
+/* The same for a message's argument (an image's path, a typed word): one of
+ * four buffers reused in turn, so at most four in one message; a string
+ * longer than 1,024 bytes is cut, with "..." after it. */
+const char *shown(const char *s);
+
 #endif

@@ -64,63 +64,6 @@ int fail_name(const char *cmd, const char *name, size_t len, const char *fmt, ..
 	return 1;
 }
 
-/* Escape name into out (room for 4 * len + 1 bytes); returns the length. */
-static size_t escape_into(const char *name, size_t len, char *out)
-{
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *s = (const unsigned char *)name;
-	size_t i = 0, o = 0, k;
-
-	while (i < len) {
-		unsigned char c = s[i];
-		if (c == '\\' || c == '\n' || c == '\t') {
-			out[o++] = '\\';
-			out[o++] = c == '\\' ? '\\' : c == '\n' ? 'n' : 't';
-			i++;
-		} else if (c >= 0x20 && c < 0x7f) {
-			out[o++] = (char)c;
-			i++;
-		} else if ((k = utf8_printable(s + i, len - i)) != 0) {
-			memcpy(out + o, s + i, k);
-			o += k;
-			i += k;
-		} else {
-			out[o++] = '\\';
-			out[o++] = 'x';
-			out[o++] = hex[c >> 4];
-			out[o++] = hex[c & 15];
-			i++;
-		}
-	}
-	out[o] = '\0';
-	return o;
-}
-
-char *escape_name(const char *name, size_t len)
-{
-	char *out = malloc(4 * len + 1);
-
-	if (out)
-		escape_into(name, len, out);
-	return out;
-}
-
-void print_name(FILE *f, const char *name, size_t len)
-{
-	char small[4 * SUFS_NAME_MAX + 1];
-	char *out = len <= SUFS_NAME_MAX ? small : malloc(4 * len + 1);
-	size_t n;
-
-	if (!out) {
-		fputs("?", f);
-		return;
-	}
-	n = escape_into(name, len, out);
-	fwrite(out, 1, n, f);
-	if (out != small)
-		free(out);
-}
-
 /* ------------------------------------------------------------------------ */
 /* Small helpers                                                             */
 /* ------------------------------------------------------------------------ */

@@ -114,14 +114,7 @@ int bit_test_and_set(uint8_t *bits, uint32_t n);
  * copy in *name, *len bytes, and the parent in *parent. */
 int name_in_parent(struct session *s, uint32_t dir, uint32_t *parent, char **name, size_t *len);
 
-/*
- * Names as they are printed: bytes that would not show (control bytes,
- * DEL, bytes that are not UTF-8) as \xHH, and \n, \t and \\; the command
- * line reader undoes these escapes, so a printed name can be typed back.
- */
-void print_name(FILE *f, const char *name, size_t len);
-/* The same into a malloc()ed string (for messages); NULL when out of memory. */
-char *escape_name(const char *name, size_t len);
+/* Names are printed with print_name() and escape_name() (common/util.h). */
 
 /* The path of a directory, found by climbing "..", malloc()ed; a directory
  * its parent does not list starts the path as <INO>.  NULL: out of memory. */

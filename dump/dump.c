@@ -137,28 +137,6 @@ static void j_range(struct json *j, const char *key, uint64_t first, uint64_t la
 
 /* ---- text helpers -------------------------------------------------------------- */
 
-/* Bytes from the image, made safe for a terminal: printable ASCII and
- * UTF-8 as they are, a backslash doubled, anything else as \xHH. */
-static void put_escaped(FILE *f, const char *str, size_t n)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t i = 0, k;
-
-	while (i < n) {
-		if (s[i] == '\\') {
-			fputs("\\\\", f);
-			i++;
-		} else if (s[i] >= 0x20 && s[i] < 0x7f) {
-			fputc(s[i++], f);
-		} else if ((k = utf8_printable(s + i, n - i)) != 0) {
-			fwrite(s + i, 1, k, f);
-			i += k;
-		} else {
-			fprintf(f, "\\x%02x", s[i++]);
-		}
-	}
-}
-
 /* "2024-05-01 12:00:00 +0000", with ".123456789" after the seconds when
  * nsec_too; just the number when it is no date the C library can show. */
 static void put_time(FILE *f, int64_t sec, uint32_t nsec, int nsec_too)
@@ -395,7 +373,7 @@ static void show_label(struct dump *d, const char *label)
 	}
 	fprintf(d->out, "%-*s", LABEL_WIDTH, "Filesystem volume name:");
 	if (n)
-		put_escaped(d->out, label, n);
+		print_name(d->out, label, n);
 	else
 		fputs("<none>", d->out);
 	fputc('\n', d->out);
@@ -1088,7 +1066,7 @@ static void show_symlink(struct dump *d, uint32_t ino, const struct sufs_inode *
 			fprintf(d->out, "(unreadable: %s)\n", sufs_strerror(rc));
 		} else {
 			fputc('"', d->out);
-			put_escaped(d->out, target, len);
+			print_name(d->out, target, len);
 			fputs("\"\n", d->out);
 		}
 	}

@@ -80,33 +80,7 @@ static void usage(FILE *f)
 
 /* ---- output helpers -------------------------------------------------------- */
 
-/* A name from the image, safe for a terminal: printable ASCII and UTF-8 as
- * they are, a backslash doubled, any other byte as \xHH.  out holds at
- * least 4 * strlen(s) + 1 bytes. */
-static void escape(const char *str, char *out)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t n = strlen(str), i = 0, k;
-
-	while (i < n) {
-		if (s[i] == '\\') {
-			*out++ = '\\';
-			*out++ = '\\';
-			i++;
-		} else if (s[i] >= 0x20 && s[i] < 0x7f) {
-			*out++ = (char)s[i++];
-		} else if ((k = utf8_printable(s + i, n - i)) != 0) {
-			memcpy(out, s + i, k);
-			out += k;
-			i += k;
-		} else {
-			sprintf(out, "\\x%02x", s[i++]);
-			out += 4;
-		}
-	}
-	*out = 0;
-}
-
+/* Names from the image go out with print_name()'s escapes (common/util.h). */
 #define ESCAPED_MAX (4 * SUFS_NAME_MAX + 1)
 
 /* Seconds since the epoch as ISO 8601 in UTC: "2025-01-01T00:00:00Z". */
@@ -155,7 +129,7 @@ static int check_name(const char *name)
 		errmsg("bad snapshot name: it %s", why);
 	} else {
 		char esc[ESCAPED_MAX];
-		escape(name, esc);
+		escape_name_into(name, strlen(name), esc);
 		errmsg("bad snapshot name \"%s\": it %s", esc, why);
 	}
 	return -1;
@@ -190,7 +164,7 @@ static int snap_error(const char *image, const char *name, const char *what, int
 {
 	char esc[ESCAPED_MAX];
 
-	escape(name, esc);
+	escape_name_into(name, strlen(name), esc);
 	if (rc == -SUFS_ENOTSNAP) {
 		errmsg("%s: no snapshot named \"%s\"", image, esc);
 		return EXIT_NAME;
@@ -218,7 +192,7 @@ static int broken_error(const char *image, const char *name)
 {
 	char esc[ESCAPED_MAX];
 
-	escape(name, esc);
+	escape_name_into(name, strlen(name), esc);
 	errmsg("%s: snapshot \"%s\" is broken (a copy could not be made for lack of "
 	       "room): it can only be deleted", image, esc);
 	return EXIT_FAIL;
@@ -236,7 +210,7 @@ static int cmd_create(const char *image, const char *name)
 	status = open_image(image, SUFS_OPEN_RDWR, &fs);
 	if (status)
 		return status;
-	escape(name, esc);
+	escape_name_into(name, strlen(name), esc);
 	rc = sufs_snap_create(fs, name, &info);
 	if (rc == -EEXIST && sufs_snap_find(fs, name, &info) == 0) {
 		errmsg("%s: a snapshot named \"%s\" exists already", image, esc);
@@ -288,7 +262,7 @@ static int cmd_list(const char *image, const struct opts *o)
 		return close_image(image, fs, EXIT_OK);
 	}
 	for (i = 0; i < n; i++) {
-		escape(s[i].name, esc[i]);
+		escape_name_into(s[i].name, strlen(s[i].name), esc[i]);
 		if ((int)strlen(esc[i]) > width)
 			width = (int)strlen(esc[i]);
 	}
@@ -326,7 +300,7 @@ static void print_info(const struct sufs_snap_info *s, const struct sufs_super *
 		printf("}\n");
 		return;
 	}
-	escape(s->name, esc);
+	escape_name_into(s->name, strlen(s->name), esc);
 	printf("Name:           %s\n", esc);
 	printf("Slot:           %u\n", s->slot);
 	printf("Inode:          %" PRIu32 " (/.snap/%s)\n", s->ino, esc);
@@ -375,7 +349,7 @@ static int cmd_info(const char *image, const char *name, const struct opts *o)
 	print_info(&s, sufs_get_super(vfs), o);
 	rc = sufs_close(vfs); /* closes the view too */
 	if (rc) {
-		escape(name, esc);
+		escape_name_into(name, strlen(name), esc);
 		errmsg("%s: closing the view of \"%s\": %s", image, esc, sufs_strerror(rc));
 		status = EXIT_FAIL;
 	}
@@ -630,7 +604,7 @@ static int cmd_export(const char *image, const char *name, const char *out,
 		errmsg("%s: interrupted; nothing was written", out);
 		status = EXIT_FAIL;
 	} else if (rc) {
-		escape(name, esc);
+		escape_name_into(name, strlen(name), esc);
 		errmsg("%s: exporting snapshot \"%s\" of %s: %s%s%s%s", out, esc, image,
 		       sufs_strerror(rc), where ? " (" : "", where ? where : "", where ? ")" : "");
 		status = EXIT_FAIL;
