@@ -45,6 +45,12 @@ void print_version(void)
 	printf("%s (sufs) %s\n", prog, sufs_version());
 }
 
+/* Decimal, or hex after 0x: never octal, whatever zeros lead. */
+static int number_base(const char *s)
+{
+	return s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 16 : 10;
+}
+
 int parse_u64(const char *s, uint64_t *out)
 {
 	char *end;
@@ -53,7 +59,7 @@ int parse_u64(const char *s, uint64_t *out)
 	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
 		return -1;
 	errno = 0;
-	v = strtoull(s, &end, 0);
+	v = strtoull(s, &end, number_base(s));
 	if (errno || *end)
 		return -1;
 	*out = v;
@@ -77,7 +83,7 @@ int parse_i64(const char *s, int64_t *out)
 	if (!s || !*s || *s == ' ')
 		return -1;
 	errno = 0;
-	v = strtoll(s, &end, 0);
+	v = strtoll(s, &end, number_base(s + (*s == '-')));
 	if (errno || *end)
 		return -1;
 	*out = v;
