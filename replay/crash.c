@@ -652,7 +652,7 @@ static int read_image(struct harness *h)
 	if (!rc && (rc = sufs_open_dev(dev, 0, 0, &fs)) != 0)
 		sufs_dev_close(dev);
 	if (rc) {
-		errmsg("cannot open %s: %s", h->o->image, sufs_strerror(rc));
+		errmsg("cannot open %s: %s", shown(h->o->image), sufs_strerror(rc));
 		return CRASH_EXIT_OPEN;
 	}
 	sb = *sufs_get_super(fs);
@@ -665,7 +665,7 @@ static int read_image(struct harness *h)
 		rc = sufs_dev_read(dev, 0, h->log.base, sb.blocks_count * sb.block_size);
 	sufs_close(fs);
 	if (rc) {
-		errmsg("reading %s: %s", h->o->image, sufs_strerror(rc));
+		errmsg("reading %s: %s", shown(h->o->image), sufs_strerror(rc));
 		return rc == -ENOMEM ? CRASH_EXIT_IO : CRASH_EXIT_OPEN;
 	}
 	memcpy(h->log.live, h->log.base, sb.blocks_count * sb.block_size);
@@ -754,7 +754,7 @@ static int run_workload(struct harness *h)
 	}
 	rc = sufs_open_dev(dev, SUFS_OPEN_RDWR, 0, &fs);
 	if (rc) {
-		errmsg("cannot open %s: %s", o->image, sufs_strerror(rc));
+		errmsg("cannot open %s: %s", shown(o->image), sufs_strerror(rc));
 		sufs_dev_close(dev);
 		if (src.f && src.f != stdin)
 			fclose(src.f);
@@ -775,7 +775,7 @@ static int run_workload(struct harness *h)
 	if (!rc)
 		rc = snaps_before(h, fs);
 	if (rc) {
-		errmsg("%s: %s", o->image, sufs_strerror(rc));
+		errmsg("%s: %s", shown(o->image), sufs_strerror(rc));
 		sufs_abandon(fs);
 		return CRASH_EXIT_IO;
 	}
@@ -783,13 +783,13 @@ static int run_workload(struct harness *h)
 	while (!st && (line = next_line(&src)) != NULL) {
 		lineno++;
 		if (src.nul) {
-			errmsg("%s:%" PRIu64 ": a NUL byte in the line", h->workload, lineno);
+			errmsg("%s:%" PRIu64 ": a NUL byte in the line", shown(h->workload), lineno);
 			st = CRASH_EXIT_SCRIPT;
 			break;
 		}
 		before_line(h, fs, line);
 		if (script_exec_line(fs, line, &ctx, err, sizeof(err)) != SCRIPT_OK) {
-			errmsg("%s:%" PRIu64 ": %s", h->workload, lineno, err);
+			errmsg("%s:%" PRIu64 ": %s", shown(h->workload), lineno, err);
 			st = CRASH_EXIT_SCRIPT;
 		} else if ((rc = after_line(h, fs, line, &ctx)) != 0) {
 			errmsg("the oracle, after line %" PRIu64 ": %s", lineno, sufs_strerror(rc));
@@ -800,7 +800,7 @@ static int run_workload(struct harness *h)
 		}
 	}
 	if (!st && !src.gen && ferror(src.f)) {
-		errmsg("reading %s: %s", h->workload, strerror(errno));
+		errmsg("reading %s: %s", shown(h->workload), strerror(errno));
 		st = CRASH_EXIT_SCRIPT;
 	}
 	if (!st && src.nomem) {
@@ -1468,17 +1468,17 @@ static int check_state(struct harness *h, struct view *v, struct sufs_dev *dev,
 	if (!out)
 		return -ENOMEM;
 	fprintf(out, "%s: VIOLATION in %s, state %s (epoch %u of %zu, %zu writes before "
-		"it): %s\n", prog, h->workload, name, s->epoch, h->log.nbar + 1,
+		"it): %s\n", prog, shown(h->workload), name, s->epoch, h->log.nbar + 1,
 		ep_first(&h->log, s->epoch), why);
 	if (fd.text && *fd.text)
 		fprintf(out, "  findings of a full check:\n%s", fd.text);
 	free(fd.text);
 	rc = save_image(h, v, name, img, sizeof(img));
 	if (rc)
-		fprintf(out, "  (the image could not be saved in %s: %s)\n", h->o->save_dir,
-			strerror(-rc));
+		fprintf(out, "  (the image could not be saved in %s: %s)\n",
+			shown(h->o->save_dir), strerror(-rc));
 	else
-		fprintf(out, "  image: %s\n", img);
+		fprintf(out, "  image: %s\n", shown(img));
 	print_command(out, h, name);
 	fclose(out);
 	fwrite(text, 1, len, stderr);

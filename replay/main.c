@@ -108,12 +108,12 @@ static int bg_finish(struct bg *bg, const char *image)
 	pthread_join(bg->thread, NULL);
 	bg->started = 0;
 	if (bg->rc) {
-		errmsg("background check of %s: %s", image, sufs_strerror(bg->rc));
+		errmsg("background check of %s: %s", shown(image), sufs_strerror(bg->rc));
 		return -1;
 	}
 	if (bg->result.status & SUFS_EXIT_UNCORRECTED)
 		warnmsg("background check of %s: %u problem%s worse than a leak; the file "
-			"system is marked for a full check", image, bg->result.nonleaks,
+			"system is marked for a full check", shown(image), bg->result.nonleaks,
 			bg->result.nonleaks == 1 ? "" : "s");
 	return 0;
 }
@@ -571,12 +571,12 @@ static int print_script(const struct args *a)
 	int rc = sufs_open(a->image, 0, &fs);
 
 	if (rc) {
-		errmsg("cannot open %s: %s", a->image, sufs_strerror(rc));
+		errmsg("cannot open %s: %s", shown(a->image), sufs_strerror(rc));
 		return EXIT_OPEN;
 	}
 	rc = random_open(fs, a->seed, &gen);
 	if (rc) {
-		errmsg("reading the tree of %s: %s", a->image, sufs_strerror(rc));
+		errmsg("reading the tree of %s: %s", shown(a->image), sufs_strerror(rc));
 		sufs_close(fs);
 		return EXIT_IO;
 	}
@@ -639,7 +639,7 @@ static int log_failed(struct iodev *io, const struct args *a)
 
 	iodev_counts(io, &c);
 	if (c.log_error)
-		errmsg("writing the I/O log %s: %s", a->iolog, strerror(c.log_error));
+		errmsg("writing the I/O log %s: %s", shown(a->iolog), strerror(c.log_error));
 	return c.log_error != 0;
 }
 
@@ -661,7 +661,7 @@ static int run_lines(struct sufs_fs *fs, struct iodev *io, struct source *src,
 	while ((line = next_line(src)) != NULL) {
 		lineno++;
 		if (src->nul) {
-			errmsg("%s:%llu: a NUL byte in the line", src->name,
+			errmsg("%s:%llu: a NUL byte in the line", shown(src->name),
 			       (unsigned long long)lineno);
 			st = SCRIPT_BAD_LINE;
 			break;
@@ -673,7 +673,7 @@ static int run_lines(struct sufs_fs *fs, struct iodev *io, struct source *src,
 		if (has_crashed(io) || (logerr = log_failed(io, a)) != 0)
 			break;
 		if (st != SCRIPT_OK) {
-			errmsg("%s:%llu: %s", src->name, (unsigned long long)lineno, err);
+			errmsg("%s:%llu: %s", shown(src->name), (unsigned long long)lineno, err);
 			break;
 		}
 		sufs_lock(fs);
@@ -694,11 +694,11 @@ static int run_lines(struct sufs_fs *fs, struct iodev *io, struct source *src,
 	if (line) {
 		rc = sufs_close(fs);
 		if (rc && !has_crashed(io))
-			errmsg("closing %s: %s", a->image, sufs_strerror(rc));
+			errmsg("closing %s: %s", shown(a->image), sufs_strerror(rc));
 		return EXIT_SCRIPT;
 	}
 	if (src->error) {
-		errmsg("reading %s: %s", src->name, strerror(src->error));
+		errmsg("reading %s: %s", shown(src->name), strerror(src->error));
 		sufs_close(fs);
 		return src->error == ENOMEM ? EXIT_IO : EXIT_SCRIPT;
 	}
@@ -713,9 +713,9 @@ static int run_lines(struct sufs_fs *fs, struct iodev *io, struct source *src,
 		if (rc == -ENOMEM)
 			errmsg("writing back to %s: %s: all was written, but not always "
 			       "in order; the image is marked for a full check (fsck.sufs -f)",
-			       a->image, sufs_strerror(rc));
+			       shown(a->image), sufs_strerror(rc));
 		else if (rc)
-			errmsg("writing back to %s: %s", a->image, sufs_strerror(rc));
+			errmsg("writing back to %s: %s", shown(a->image), sufs_strerror(rc));
 		sufs_abandon(fs);
 		return EXIT_IO;
 	}
@@ -723,7 +723,7 @@ static int run_lines(struct sufs_fs *fs, struct iodev *io, struct source *src,
 	if (has_crashed(io))
 		return crashed(NULL, io, r, PHASE_CLOSE, 0);
 	if (rc) {
-		errmsg("closing %s: %s", a->image, sufs_strerror(rc));
+		errmsg("closing %s: %s", shown(a->image), sufs_strerror(rc));
 		return EXIT_IO;
 	}
 	iodev_counts(io, &r->dev);
@@ -751,7 +751,7 @@ static int open_source(const struct args *a, struct source *src)
 	src->name = a->script;
 	src->f = fopen(a->script, "re");
 	if (!src->f) {
-		errmsg("cannot read %s: %s", a->script, strerror(errno));
+		errmsg("cannot read %s: %s", shown(a->script), strerror(errno));
 		return EXIT_SCRIPT;
 	}
 	return 0;
@@ -771,7 +771,7 @@ static int open_image(const struct args *a, struct iodev **io, struct sufs_fs **
 	int rc = iodev_open(a->image, io);
 
 	if (rc) {
-		errmsg("cannot open %s: %s", a->image, sufs_strerror(rc));
+		errmsg("cannot open %s: %s", shown(a->image), sufs_strerror(rc));
 		return EXIT_OPEN;
 	}
 	if (a->crash_kind == 'w')
@@ -781,7 +781,7 @@ static int open_image(const struct args *a, struct iodev **io, struct sufs_fs **
 	if (a->iolog) {
 		rc = iodev_log_open(*io, a->iolog);
 		if (rc) {
-			errmsg("cannot create the I/O log %s: %s", a->iolog, sufs_strerror(rc));
+			errmsg("cannot create the I/O log %s: %s", shown(a->iolog), sufs_strerror(rc));
 			return EXIT_OPEN;
 		}
 	}
@@ -791,7 +791,7 @@ static int open_image(const struct args *a, struct iodev **io, struct sufs_fs **
 		*fs = NULL;
 		if (has_crashed(*io))
 			return EXIT_CRASHED;
-		errmsg("cannot open %s: %s", a->image, sufs_strerror(rc));
+		errmsg("cannot open %s: %s", shown(a->image), sufs_strerror(rc));
 		return EXIT_OPEN;
 	}
 	rc = sufs_set_mode(*fs, a->mode);
@@ -800,7 +800,7 @@ static int open_image(const struct args *a, struct iodev **io, struct sufs_fs **
 	if (rc) {
 		if (has_crashed(*io))
 			return EXIT_CRASHED;
-		errmsg("cannot set the write mode of %s: %s", a->image, sufs_strerror(rc));
+		errmsg("cannot set the write mode of %s: %s", shown(a->image), sufs_strerror(rc));
 		sufs_abandon(*fs);
 		*fs = NULL;
 		return EXIT_IO;
@@ -845,7 +845,7 @@ int main(int argc, char **argv)
 	if (!status && a.random) {
 		rc = random_open(fs, a.seed, &src.gen);
 		if (rc) {
-			errmsg("reading the tree of %s: %s", a.image, sufs_strerror(rc));
+			errmsg("reading the tree of %s: %s", shown(a.image), sufs_strerror(rc));
 			sufs_close(fs);
 			status = EXIT_IO;
 		}

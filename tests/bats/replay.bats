@@ -593,6 +593,16 @@ write /small 0 10K 4'
 	[ "$(field /f 5)" = 16 ]
 }
 
+@test "an image's or a script's name is shown with escapes, never a control byte raw" {
+	run --separate-stderr "$REPLAY" --random 3 "$T/e"$'\033'"[1mx"
+	assert_failure 2
+	assert_equal "$stderr" "sufs-replay: cannot open $T/e\\x1b[1mx: No such file or directory"
+	printf 'bogus\n' >"$T/s"$'\033'"c"
+	run --separate-stderr "$REPLAY" "$IMG" "$T/s"$'\033'"c"
+	assert_failure 4
+	assert_equal "$stderr" "sufs-replay: $T/s\\x1bc:1: unknown operation 'bogus'"
+}
+
 @test "output that cannot be written is exit status 8" {
 	[ -w /dev/full ] || skip "no /dev/full"
 	printf 'mkdir /q\n' >"$T/script"
