@@ -222,7 +222,7 @@ static void ui_report(void *arg, const struct sufs_problem *p, int fixed)
 			return;
 		printf("%s: ", u->image);
 		put_message(stdout, p->message);
-		printf(fixed ? ".  FIXED.\n" : ".");
+		printf(fixed ? ".  FIXED.\n" : ".\n");
 		return;
 	}
 	put_message(stdout, p->message);

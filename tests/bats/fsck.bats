@@ -514,7 +514,11 @@ assert [x["pass"] for x in r["passes"]] == [0, 1, 2, 3, 4, 5], r["passes"]
 	edit dset / big ino 900
 	run "$FSCK" -fp "$IMG"
 	assert_failure 4
-	assert_output --partial "UNEXPECTED INCONSISTENCY; RUN fsck.sufs MANUALLY."
+	# a blank line between the problem and the verdict, as e2fsck prints
+	assert_output "$IMG: Entry 'big' in directory inode 2 names free inode 900.
+
+$IMG: UNEXPECTED INCONSISTENCY; RUN fsck.sufs MANUALLY.
+	(i.e., without -a or -p options)"
 	run "$FSCK" -fn "$IMG"
 	assert_failure 4
 }
