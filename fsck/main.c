@@ -35,6 +35,7 @@ struct jproblem {
 
 struct ui {
 	const char *image;
+	char *name;                /* the image as text shows it (escaped) */
 	unsigned flags;
 	int json, verbose, interactive, yes_all;
 	int background;            /* -b */
@@ -211,7 +212,7 @@ static void ui_report(void *arg, const struct sufs_problem *p, int fixed)
 		    !u->verbose)
 			return;
 		if (u->flags & SUFS_CHECK_PREEN)
-			printf("%s: ", u->image);
+			printf("%s: ", u->name);
 		put_message(stdout, p->message);
 		printf(".\n");
 		return;
@@ -220,7 +221,7 @@ static void ui_report(void *arg, const struct sufs_problem *p, int fixed)
 		/* preen is quiet about what it may fix, unless -v */
 		if (fixed && !u->verbose)
 			return;
-		printf("%s: ", u->image);
+		printf("%s: ", u->name);
 		put_message(stdout, p->message);
 		printf(fixed ? ".  FIXED.\n" : ".\n");
 		return;
@@ -266,7 +267,7 @@ static void ui_progress(void *arg, unsigned pass, uint64_t done, uint64_t total)
 		return;
 	}
 	dprintf(u->progress_fd, "%u %llu %llu %s\n", pass, (unsigned long long)done,
-		(unsigned long long)total, u->image);
+		(unsigned long long)total, u->name);
 }
 
 static int ui_cancelled(void *arg)
@@ -326,37 +327,37 @@ static void print_json(struct ui *u, const struct sufs_check_result *r, int stat
 static void print_summary(struct ui *u, const struct sufs_check_result *r)
 {
 	if (r->skipped) {
-		printf("%s: clean, %u/%u files, %llu/%llu blocks\n", u->image, r->inodes_used,
+		printf("%s: clean, %u/%u files, %llu/%llu blocks\n", u->name, r->inodes_used,
 		       r->inodes_count, (unsigned long long)r->blocks_used,
 		       (unsigned long long)r->blocks_count);
 		return;
 	}
 	if (r->halted && (u->flags & SUFS_CHECK_PREEN)) {
 		printf("\n%s: UNEXPECTED INCONSISTENCY; RUN fsck.sufs MANUALLY.\n"
-		       "\t(i.e., without -a or -p options)\n", u->image);
+		       "\t(i.e., without -a or -p options)\n", u->name);
 		if (u->background)
 			printf("%s: the file system is flagged as needing a full check.\n",
-			       u->image);
+			       u->name);
 		return;
 	}
 	if (r->halted) {
-		printf("\n%s: problems worse than leaks found: nothing was changed.\n", u->image);
+		printf("\n%s: problems worse than leaks found: nothing was changed.\n", u->name);
 		if (u->background && !(u->flags & SUFS_CHECK_NO))
-			printf("%s: the file system is flagged as needing a full check.\n", u->image);
-		printf("%s: run a full check: fsck.sufs -f %s\n", u->image, u->image);
+			printf("%s: the file system is flagged as needing a full check.\n", u->name);
+		printf("%s: run a full check: fsck.sufs -f %s\n", u->name, u->name);
 		return;
 	}
 	if (r->status & SUFS_EXIT_CANCELLED)
-		printf("\n%s: interrupted; the check did not finish.\n", u->image);
+		printf("\n%s: interrupted; the check did not finish.\n", u->name);
 	if (r->modified && !(u->flags & SUFS_CHECK_PREEN))
-		printf("\n%s: ***** FILE SYSTEM WAS MODIFIED *****\n", u->image);
+		printf("\n%s: ***** FILE SYSTEM WAS MODIFIED *****\n", u->name);
 	if (r->status & SUFS_EXIT_UNCORRECTED)
 		printf("\n%s: ********** WARNING: file system still has errors **********\n\n",
-		       u->image);
-	printf("%s: %u/%u files, %llu/%llu blocks\n", u->image, r->inodes_used, r->inodes_count,
+		       u->name);
+	printf("%s: %u/%u files, %llu/%llu blocks\n", u->name, r->inodes_used, r->inodes_count,
 	       (unsigned long long)r->blocks_used, (unsigned long long)r->blocks_count);
 	if (u->verbose)
-		printf("%s: %u directories; %u problems (%u leaks), %u fixed\n", u->image, r->dirs,
+		printf("%s: %u directories; %u problems (%u leaks), %u fixed\n", u->name, r->dirs,
 		       r->problems, r->leaks, r->fixed);
 }
 
@@ -399,8 +400,8 @@ static int bg_refusal(const struct sufs_super *sb, char *why, size_t len)
 static void bg_refused(struct ui *u, const char *why)
 {
 	snprintf(u->refused, sizeof(u->refused), "background check refused: %s", why);
-	errmsg("%s: cannot check in the background: %s", u->image, why);
-	errmsg("%s: run a full check: fsck.sufs -f %s", u->image, u->image);
+	errmsg("%s: cannot check in the background: %s", u->name, why);
+	errmsg("%s: run a full check: fsck.sufs -f %s", u->name, u->name);
 }
 
 /*
@@ -500,7 +501,7 @@ int main(int argc, char **argv)
 		case 'b': u.background = 1; break;
 		case 'T':
 			if (parse_u32(optarg, &o.throttle_kib)) {
-				errmsg("--throttle: not a number of KiB per second: %s", optarg);
+				errmsg("--throttle: not a number of KiB per second: %s", shown(optarg));
 				return SUFS_EXIT_USAGE;
 			}
 			throttle = 1;
@@ -509,14 +510,14 @@ int main(int argc, char **argv)
 		case 'J': u.json = 1; break;
 		case 'C':
 			if (parse_u32(optarg, &fd) || fd > 1024) {
-				errmsg("-C: not a file descriptor: %s", optarg);
+				errmsg("-C: not a file descriptor: %s", shown(optarg));
 				return SUFS_EXIT_USAGE;
 			}
 			u.progress_fd = (int)fd;
 			break;
 		case 's':
 			if (parse_sb(optarg, &o.sb_offset) || o.sb_offset == 0) {
-				errmsg("-s: not a byte offset or BLOCK:BLOCKSIZE: %s", optarg);
+				errmsg("-s: not a byte offset or BLOCK:BLOCKSIZE: %s", shown(optarg));
 				return SUFS_EXIT_USAGE;
 			}
 			break;
@@ -546,6 +547,11 @@ int main(int argc, char **argv)
 		return SUFS_EXIT_USAGE;
 	}
 	u.image = argv[optind];
+	u.name = escape_name(u.image, strlen(u.image));
+	if (!u.name) {
+		errmsg("out of memory");
+		return SUFS_EXIT_LIBERROR;
+	}
 	if (u.background) {
 		/* nothing to ask: the background fixes leaks only, unless -n */
 	} else if (!modes && (o.flags & SUFS_CHECK_LEAKS_ONLY)) {
@@ -592,12 +598,13 @@ int main(int argc, char **argv)
 		const char *m = sufs_strerror(rc), *w = r.error_where;
 		if (w && strstr(m, w))
 			w = NULL;
-		errmsg("%s: %s%s%s%s", u.image, m, w ? " (" : "", w ? w : "", w ? ")" : "");
+		errmsg("%s: %s%s%s%s", u.name, m, w ? " (" : "", w ? w : "", w ? ")" : "");
 	} else {
 		print_summary(&u, &r);
 	}
 	for (size_t i = 0; i < u.nprobs; i++)
 		free(u.probs[i].message);
 	free(u.probs);
+	free(u.name);
 	return status;
 }

@@ -450,6 +450,37 @@ interrupt() {
 	assert_output --partial "shorter than its superblock says"
 }
 
+@test "the image's name is printed with its control bytes escaped" {
+	local name=$T/$'a\033[1mb\nc' shown=$T/'a\x1b[1mb\nc'
+	mkpop
+	mv "$IMG" "$name"
+	run "$FSCK" -n "$name"
+	assert_success
+	assert_output "$shown: clean, 30/1024 files, 120/4096 blocks"
+	run "$FSCK" -fp "$name"
+	assert_success
+	assert_output "$shown: 30/1024 files, 120/4096 blocks"
+	IMG=$name edit dset / big ino 900
+	run "$FSCK" -fp "$name"
+	assert_failure 4
+	assert_line --index 0 "$shown: Entry 'big' in directory inode 2 names free inode 900."
+	assert_line --index 1 "$shown: UNEXPECTED INCONSISTENCY; RUN fsck.sufs MANUALLY."
+	run "$FSCK" -fL "$name"
+	assert_failure 4
+	assert_line "$shown: run a full check: fsck.sufs -f $shown"
+	run "$FSCK" -fn -C 3 "$name" 3>"$T/progress"
+	grep -qxF "5 1 1 $shown" "$T/progress"
+	run "$FSCK" -n "$name.missing"
+	assert_failure 8
+	assert_output "fsck.sufs: $shown.missing: No such file or directory (opening the image)"
+	# JSON has its own escapes
+	run "$FSCK" -fn --json "$name"
+	python3 -c '
+import json, sys
+assert json.loads(sys.argv[1])["image"] == sys.argv[2]
+' "$output" "$name"
+}
+
 @test "--json reports every problem with its code and whether it was fixed" {
 	mkpop
 	edit iset /f1 links 9
