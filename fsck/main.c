@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -40,6 +41,7 @@ struct ui {
 	int json, verbose, interactive, yes_all;
 	int background;            /* -b */
 	char refused[128];         /* -b refused: why */
+	char error[256];           /* why the check could not run (describe_error) */
 	int asked;                 /* the current problem was asked and answered */
 	int progress_fd;           /* -1: none */
 	int bar;                   /* draw a bar (struct progress) */
@@ -315,6 +317,8 @@ static void print_json(struct ui *u, const struct sufs_check_result *r, int stat
 	printf("  \"error\": ");
 	if (u->refused[0]) {
 		json_str(stdout, u->refused, strlen(u->refused));
+	} else if (u->error[0]) {
+		json_str(stdout, u->error, strlen(u->error));
 	} else if (r->error) {
 		const char *m = sufs_strerror(r->error);
 		json_str(stdout, m, strlen(m));
@@ -359,6 +363,33 @@ static void print_summary(struct ui *u, const struct sufs_check_result *r)
 	if (u->verbose)
 		printf("%s: %u directories; %u problems (%u leaks), %u fixed\n", u->name, r->dirs,
 		       r->problems, r->leaks, r->fixed);
+}
+
+/*
+ * Why the check could not run, into u->error: the library's message and
+ * where it happened, but for two cases where those words mislead.  An
+ * image too small to hold a superblock where one is looked for has no
+ * magic number to be bad, and says its size instead; a truncated image
+ * is not followed by the superblock field that tells it (blocks_count).
+ */
+static void describe_error(struct ui *u, uint64_t sb_offset, int rc, const char *where)
+{
+	const char *m = sufs_strerror(rc);
+	uint64_t off = sb_offset ? sb_offset : SUFS_SB_OFFSET;
+	struct stat st;
+
+	if (rc == -SUFS_EMAGIC && stat(u->image, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (uint64_t)st.st_size < off + SUFS_SB_SIZE) {
+		snprintf(u->error, sizeof(u->error), "not a sufs file system: the image is "
+			 "%llu bytes, too small to hold a superblock at byte %llu",
+			 (unsigned long long)st.st_size, (unsigned long long)off);
+		return;
+	}
+	/* "(bad magic number)" once, not twice */
+	if (rc == -SUFS_ETRUNCATED || (where && strstr(m, where)))
+		where = NULL;
+	snprintf(u->error, sizeof(u->error), "%s%s%s%s", m, where ? " (" : "",
+		 where ? where : "", where ? ")" : "");
 }
 
 /* -s SB: a byte offset, or BLOCK:BLOCKSIZE. */
@@ -591,14 +622,12 @@ int main(int argc, char **argv)
 	status = r.status;
 	if (rc && !(status & (SUFS_EXIT_OPERROR | SUFS_EXIT_LIBERROR)))
 		status |= SUFS_EXIT_OPERROR;
+	if (rc)
+		describe_error(&u, o.sb_offset, rc, r.error_where);
 	if (u.json) {
 		print_json(&u, &r, status);
 	} else if (rc) {
-		/* "(bad magic number)" once, not twice */
-		const char *m = sufs_strerror(rc), *w = r.error_where;
-		if (w && strstr(m, w))
-			w = NULL;
-		errmsg("%s: %s%s%s%s", u.name, m, w ? " (" : "", w ? w : "", w ? ")" : "");
+		errmsg("%s: %s", u.name, u.error);
 	} else {
 		print_summary(&u, &r);
 	}

@@ -432,7 +432,21 @@ interrupt() {
 	: >"$IMG"
 	run "$FSCK" -n "$IMG"
 	assert_failure 8
-	assert_output --partial "not a sufs file system"
+	assert_output "fsck.sufs: $IMG: not a sufs file system: the image is 0 bytes, too small to hold a superblock at byte 1024"
+}
+
+@test "a superblock asked for past the end of the image is too small to hold, with --json too" {
+	mkimg "$IMG"
+	run "$FSCK" -n -s 0x1000000 "$IMG"
+	assert_failure 8
+	assert_output "fsck.sufs: $IMG: not a sufs file system: the image is 16777216 bytes, too small to hold a superblock at byte 16777216"
+	run "$FSCK" -n --json -s 0x1000000 "$IMG"
+	assert_failure 8
+	python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["error"] == "not a sufs file system: the image is 16777216 bytes, too small to hold a superblock at byte 16777216", r
+' "$output"
 }
 
 @test "an image that is not sufs exits 8" {
@@ -447,7 +461,7 @@ interrupt() {
 	truncate -s 8M "$IMG"
 	run "$FSCK" -fy "$IMG"
 	assert_failure 8
-	assert_output --partial "shorter than its superblock says"
+	assert_output "fsck.sufs: $IMG: image is shorter than its superblock says (truncated)"
 }
 
 @test "the image's name is printed with its control bytes escaped" {
