@@ -894,3 +894,65 @@ $IMG: UNEXPECTED INCONSISTENCY; RUN fsck.sufs MANUALLY.
 	damage_case sbset free_blocks 7
 	first_has "Superblock summary is wrong"
 }
+
+# ---- the manual page ----------------------------------------------------------------
+
+# problem_rows: the rows of PROBLEMS in fsck.sufs(8) as libsufs's table
+# makes them (check_problems.c, with the codes of sufs.h); with --page, the
+# rows as the page has them.
+problem_rows() {
+	python3 - "$SUFS_SRCDIR" "$@" <<'EOF'
+import re, sys
+
+src = sys.argv[1]
+if sys.argv[2:] == ["--page"]:
+    page = open(src + "/man/fsck.sufs.8", encoding="utf-8").read()
+    body = page.split("\n.SH PROBLEMS\n", 1)[1].split("\n.SH ", 1)[0]
+    print(body[body.index(".TP\n"):])
+    sys.exit(0)
+codes = dict(re.findall(r"\b(SUFS_PR_\w+)\s*=\s*(0x[0-9a-fA-F]+)",
+                        open(src + "/libsufs/sufs.h").read()))
+table = open(src + "/libsufs/check_problems.c").read()
+table = table[table.index("table[] = {"):]
+STR = r'"(?:[^"\\]|\\.)*"'
+ROW = re.compile(r"ROW\((\w+),\s*\"(\w+)\",\s*(\d+),\s*([\w |]+?),\s*(" + STR +
+                 r"),\s*((?:" + STR + r"\s*)+)\)")
+# the placeholders of check_problems.c, as the page's legend names them
+ARG = {"i": "I", "j": "J", "d": "D", "b": "B", "B": "B", "I": "I",
+       "n": "N", "m": "M", "o": "N", "s": "S"}
+KNOWN = {"0", "LEAK", "SUFS_PR_LEAK", "SUFS_PR_PREEN_OK", "SUFS_PR_NO"}
+rows = ROW.findall(table)
+if len(rows) != table.count("ROW("):
+    sys.exit("read %d rows of %d" % (len(rows), table.count("ROW(")))
+for code, name, npass, flags, prompt, msg in rows:
+    msg = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', msg))
+    flags = set(re.findall(r"\w+", flags))
+    if flags - KNOWN:
+        sys.exit("%s: flags this test does not know: %s" % (name, flags - KNOWN))
+    what = []
+    if flags & {"LEAK", "SUFS_PR_LEAK"}:
+        what.append("leak")
+    if flags & {"LEAK", "SUFS_PR_PREEN_OK"}:
+        what.append("preen")
+    if "SUFS_PR_NO" in flags:
+        what.append("default no")
+    msg = msg[0].upper() + msg[1:] + "."
+    msg = msg.replace("\\", "\\e").replace("'", "\\(aq")
+    msg = re.sub(r"%(.)", lambda m: "\\fI" + ARG[m.group(1)] + "\\fR", msg)
+    print(".TP")
+    print('.BR %s " %s (pass %s; %s%s)"' % (codes[code].lower(), name, npass,
+          "".join(w + "; " for w in [", ".join(what)] if what), prompt.strip('"')))
+    print(msg)
+EOF
+}
+
+@test "the problem table of fsck.sufs(8) is libsufs's table, row for row" {
+	require_cmd python3
+	problem_rows >"$T/library"
+	problem_rows --page >"$T/page"
+	# every code, and every code only once (a row missed by the reading
+	# of the table would pass unseen otherwise)
+	[ "$(grep -c '^\.BR 0x' "$T/library")" -eq "$(grep -c 'ROW(SUFS_PR_' "$SUFS_SRCDIR/libsufs/check_problems.c")" ]
+	run diff -u "$T/page" "$T/library"
+	assert_success
+}
