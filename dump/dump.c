@@ -228,9 +228,10 @@ static void problem(struct dump *d, const struct problem *p)
 	}
 	if (p->stored != p->computed)
 		errmsg("%s: %s: checksum does not match (stored 0x%08" PRIx32
-		       ", computed 0x%08" PRIx32 ")", d->image, what, p->stored, p->computed);
+		       ", computed 0x%08" PRIx32 ")", shown(d->image), what, p->stored,
+		       p->computed);
 	else
-		errmsg("%s: %s: checksum tail is damaged", d->image, what);
+		errmsg("%s: %s: checksum tail is damaged", shown(d->image), what);
 
 	if (d->nproblems == d->cap) {
 		size_t cap = d->cap ? 2 * d->cap : 16;
@@ -245,7 +246,7 @@ static void problem(struct dump *d, const struct problem *p)
 
 static void read_error(struct dump *d, const char *what, uint64_t n, int err)
 {
-	errmsg("%s: %s %" PRIu64 ": %s", d->image, what, n, sufs_strerror(err));
+	errmsg("%s: %s %" PRIu64 ": %s", shown(d->image), what, n, sufs_strerror(err));
 	d->read_errors++;
 }
 
@@ -1170,14 +1171,14 @@ static int parse_inode_arg(struct dump *d, const char *arg, uint32_t *ino)
 				rc = sufs_lookup(d->fs, dir, name, len, ino);
 		}
 		if (rc) {
-			errmsg("%s: %s: %s", d->image, arg, sufs_strerror(rc));
+			errmsg("%s: %s: %s", shown(d->image), shown(arg), sufs_strerror(rc));
 			return -1;
 		}
 		return 0;
 	}
 	if (parse_u32(arg, ino) || *ino == 0 || *ino > d->sb->inodes_count) {
-		errmsg("%s: no inode %s (inodes are numbered 1 to %" PRIu32 ")", d->image, arg,
-		       d->sb->inodes_count);
+		errmsg("%s: no inode %s (inodes are numbered 1 to %" PRIu32 ")", shown(d->image),
+		       shown(arg), d->sb->inodes_count);
 		return -1;
 	}
 	return 0;
@@ -1218,7 +1219,7 @@ static int run_dump(const char *image, enum show show, const char *inode_arg, in
 
 	rc = sufs_open(image, SUFS_OPEN_IGNORE_CSUM, &d.fs);
 	if (rc) {
-		errmsg("%s: %s", image, sufs_strerror(rc));
+		errmsg("%s: %s", shown(image), sufs_strerror(rc));
 		return EXIT_IO;
 	}
 	d.sb = sufs_get_super(d.fs);
@@ -1272,7 +1273,7 @@ static int run_save(const char *image, const char *out, int force)
 	int rc = sufs_open(image, SUFS_OPEN_IGNORE_CSUM, &fs);
 
 	if (rc) {
-		errmsg("%s: %s", image, sufs_strerror(rc));
+		errmsg("%s: %s", shown(image), sufs_strerror(rc));
 		return EXIT_IO;
 	}
 	rc = metaimage_save(fs, image, out, force);

@@ -218,25 +218,25 @@ static int open_output(const char *out, int force, const struct stat *in, int *f
 
 	if (stat(out, &st) == 0) {
 		if (!force) {
-			errmsg("%s: file exists (use -f to overwrite it)", out);
+			errmsg("%s: file exists (use -f to overwrite it)", shown(out));
 			return EXIT_USAGE;
 		}
 		if (st.st_dev == in->st_dev && st.st_ino == in->st_ino) {
-			errmsg("%s: is the input file itself", out);
+			errmsg("%s: is the input file itself", shown(out));
 			return EXIT_USAGE;
 		}
 		if (!S_ISREG(st.st_mode)) {
-			errmsg("%s: not a regular file", out);
+			errmsg("%s: not a regular file", shown(out));
 			return EXIT_USAGE;
 		}
 	}
 	fd = open(out, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0666);
 	if (fd < 0) {
 		if (errno == EEXIST) {
-			errmsg("%s: file exists (use -f to overwrite it)", out);
+			errmsg("%s: file exists (use -f to overwrite it)", shown(out));
 			return EXIT_USAGE;
 		}
-		errmsg("%s: %s", out, strerror(errno));
+		errmsg("%s: %s", shown(out), strerror(errno));
 		return EXIT_IO;
 	}
 	*fdp = fd;
@@ -247,7 +247,7 @@ static int open_output(const char *out, int force, const struct stat *in, int *f
 static int close_output(int fd, const char *out, int status)
 {
 	if (close(fd) != 0 && status == EXIT_OK) {
-		errmsg("%s: %s", out, strerror(errno));
+		errmsg("%s: %s", shown(out), strerror(errno));
 		status = EXIT_IO;
 	}
 	if (status != EXIT_OK)
@@ -355,7 +355,7 @@ static int mark_inodes(struct sufs_fs *fs, const char *name, struct blockset *se
 			rc = sufs_inode_get(fs, ino, &in);
 		if (rc && rc != -SUFS_ECHECKSUM) {
 			progress_end(&p);
-			errmsg("%s: inode %u: %s", name, ino, sufs_strerror(rc));
+			errmsg("%s: inode %u: %s", shown(name), ino, sufs_strerror(rc));
 			return rc;
 		}
 		switch (in.mode & S_IFMT) {
@@ -377,7 +377,7 @@ static int mark_inodes(struct sufs_fs *fs, const char *name, struct blockset *se
 		 * the damage is marked, and the rest is said to be missing */
 		rc = sufs_block_iterate(fs, ino, mark_mapped, &w);
 		if (rc)
-			warnmsg("%s: inode %u: %s: blocks it maps may be missing", name, ino,
+			warnmsg("%s: inode %u: %s: blocks it maps may be missing", shown(name), ino,
 				sufs_strerror(rc));
 	}
 	progress_end(&p);
@@ -407,13 +407,13 @@ static int writer_put(struct writer *w, const void *buf, size_t len, int flush)
 		w->z.avail_out = sizeof(w->out);
 		zrc = deflate(&w->z, flush);
 		if (zrc == Z_STREAM_ERROR) {
-			errmsg("%s: compression failed", w->name);
+			errmsg("%s: compression failed", shown(w->name));
 			return -1;
 		}
 		n = sizeof(w->out) - w->z.avail_out;
 		err = write_all(w->fd, w->out, n);
 		if (err) {
-			errmsg("%s: %s", w->name, strerror(-err));
+			errmsg("%s: %s", shown(w->name), strerror(-err));
 			return -1;
 		}
 		w->written += n;
@@ -483,7 +483,7 @@ static int save_blocks(struct sufs_fs *fs, const char *name, const struct blocks
 			;
 		rc = sufs_dev_read(dev, blk * bs, buf, (size_t)n * bs);
 		if (rc) {
-			errmsg("%s: reading block %llu: %s", name, (unsigned long long)blk,
+			errmsg("%s: reading block %llu: %s", shown(name), (unsigned long long)blk,
 			       sufs_strerror(rc));
 			break;
 		}
@@ -510,7 +510,7 @@ static int write_stream(struct sufs_fs *fs, const char *name, const struct block
 	w->fd = fd;
 	w->name = out;
 	if (deflateInit(&w->z, Z_DEFAULT_COMPRESSION) != Z_OK) {
-		errmsg("%s: cannot start compression", out);
+		errmsg("%s: cannot start compression", shown(out));
 		free(w);
 		return -1;
 	}
@@ -536,7 +536,7 @@ int metaimage_save(struct sufs_fs *fs, const char *image_name, const char *out, 
 	int fd, status, err;
 
 	if (stat(image_name, &in_st) != 0) {
-		errmsg("%s: %s", image_name, strerror(errno));
+		errmsg("%s: %s", shown(image_name), strerror(errno));
 		return EXIT_IO;
 	}
 	h.version = META_VERSION;
@@ -547,7 +547,7 @@ int metaimage_save(struct sufs_fs *fs, const char *image_name, const char *out, 
 	set.nblocks = sb->blocks_count;
 	set.bits = calloc(set.nblocks / 8 + 1, 1);
 	if (!set.bits) {
-		errmsg("%s: %s", image_name, strerror(ENOMEM));
+		errmsg("%s: %s", shown(image_name), strerror(ENOMEM));
 		return EXIT_IO;
 	}
 	status = open_output(out, force, &in_st, &fd);
@@ -561,7 +561,7 @@ int metaimage_save(struct sufs_fs *fs, const char *image_name, const char *out, 
 	if (mark_inodes(fs, image_name, &set)) {
 		status = EXIT_IO;
 	} else if ((err = write_all(fd, raw, sizeof(raw))) != 0) {
-		errmsg("%s: %s", out, strerror(-err));
+		errmsg("%s: %s", shown(out), strerror(-err));
 		status = EXIT_IO;
 	} else if (write_stream(fs, image_name, &set, fd, out, &h)) {
 		status = EXIT_IO;
@@ -569,7 +569,7 @@ int metaimage_save(struct sufs_fs *fs, const char *image_name, const char *out, 
 		header_encode(&h, raw);
 		err = pwrite_all(fd, raw, sizeof(raw), 0);
 		if (err) {
-			errmsg("%s: %s", out, strerror(-err));
+			errmsg("%s: %s", shown(out), strerror(-err));
 			status = EXIT_IO;
 		}
 	}
@@ -599,11 +599,12 @@ static int reader_step(struct reader *r)
 		size_t want = r->left < sizeof(r->in) ? (size_t)r->left : sizeof(r->in);
 		n = read_full(r->fd, r->in, want);
 		if (n < 0) {
-			errmsg("%s: %s", r->name, strerror((int)-n));
+			errmsg("%s: %s", shown(r->name), strerror((int)-n));
 			return -1;
 		}
 		if ((size_t)n < want) {
-			errmsg("%s: truncated metadata image (the file ends early)", r->name);
+			errmsg("%s: truncated metadata image (the file ends early)",
+			       shown(r->name));
 			return -1;
 		}
 		r->z.next_in = r->in;
@@ -619,13 +620,14 @@ static int reader_step(struct reader *r)
 		return 0;
 	case Z_BUF_ERROR:
 		/* no progress possible: all input is used and the stream goes on */
-		errmsg("%s: truncated metadata image (the compressed data ends early)", r->name);
+		errmsg("%s: truncated metadata image (the compressed data ends early)",
+		       shown(r->name));
 		return -1;
 	case Z_MEM_ERROR:
-		errmsg("%s: %s", r->name, strerror(ENOMEM));
+		errmsg("%s: %s", shown(r->name), strerror(ENOMEM));
 		return -1;
 	default:
-		errmsg("%s: corrupt metadata image (%s)", r->name,
+		errmsg("%s: corrupt metadata image (%s)", shown(r->name),
 		       r->z.msg ? r->z.msg : zError(zrc));
 		return -1;
 	}
@@ -639,7 +641,7 @@ static int reader_get(struct reader *r, void *buf, size_t len)
 	while (r->z.avail_out > 0) {
 		if (r->ended) {
 			errmsg("%s: corrupt metadata image (the data ends before its end record)",
-			       r->name);
+			       shown(r->name));
 			return -1;
 		}
 		if (reader_step(r))
@@ -660,11 +662,12 @@ static int reader_end(struct reader *r)
 			return -1;
 	}
 	if (!r->z.avail_out) {
-		errmsg("%s: corrupt metadata image (data after the end record)", r->name);
+		errmsg("%s: corrupt metadata image (data after the end record)", shown(r->name));
 		return -1;
 	}
 	if (r->z.avail_in || r->left) {
-		errmsg("%s: corrupt metadata image (bytes after the compressed data)", r->name);
+		errmsg("%s: corrupt metadata image (bytes after the compressed data)",
+		       shown(r->name));
 		return -1;
 	}
 	return 0;
@@ -696,13 +699,13 @@ static int restore_records(struct reader *r, const struct meta_header *h, int fd
 		if (count == 0 || start < next || start >= h->blocks_count ||
 		    count > h->blocks_count - start) {
 			errmsg("%s: corrupt metadata image (record for %u blocks at block %llu "
-			       "is out of order or out of range)", r->name, count,
+			       "is out of order or out of range)", shown(r->name), count,
 			       (unsigned long long)start);
 			goto out;
 		}
 		if (count > h->stored_blocks - stored || records == h->records) {
 			errmsg("%s: corrupt metadata image (more data than the header says)",
-			       r->name);
+			       shown(r->name));
 			goto out;
 		}
 		records++;
@@ -714,7 +717,7 @@ static int restore_records(struct reader *r, const struct meta_header *h, int fd
 				goto out;
 			err = pwrite_all(fd, buf, (size_t)n * bs, start * bs);
 			if (err) {
-				errmsg("%s: %s", out, strerror(-err));
+				errmsg("%s: %s", shown(out), strerror(-err));
 				goto out;
 			}
 			start += n;
@@ -723,7 +726,7 @@ static int restore_records(struct reader *r, const struct meta_header *h, int fd
 		}
 	}
 	if (stored != h->stored_blocks || records != h->records) {
-		errmsg("%s: corrupt metadata image (%llu of %llu blocks found)", r->name,
+		errmsg("%s: corrupt metadata image (%llu of %llu blocks found)", shown(r->name),
 		       (unsigned long long)stored, (unsigned long long)h->stored_blocks);
 		goto out;
 	}
@@ -743,17 +746,17 @@ static int open_meta(const char *meta, struct meta_header *h, struct stat *st, i
 	int fd = open(meta, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0) {
-		errmsg("%s: %s", meta, strerror(errno));
+		errmsg("%s: %s", shown(meta), strerror(errno));
 		return EXIT_IO;
 	}
 	if (fstat(fd, st) != 0) {
-		errmsg("%s: %s", meta, strerror(errno));
+		errmsg("%s: %s", shown(meta), strerror(errno));
 		close(fd);
 		return EXIT_IO;
 	}
 	n = read_full(fd, raw, sizeof(raw));
 	if (n < 0) {
-		errmsg("%s: %s", meta, strerror((int)-n));
+		errmsg("%s: %s", shown(meta), strerror((int)-n));
 		close(fd);
 		return EXIT_IO;
 	}
@@ -765,7 +768,7 @@ static int open_meta(const char *meta, struct meta_header *h, struct stat *st, i
 			? "truncated metadata image (shorter than its header says)"
 			: "corrupt metadata image (longer than its header says)";
 	if (why) {
-		errmsg("%s: %s", meta, why);
+		errmsg("%s: %s", shown(meta), why);
 		close(fd);
 		return EXIT_IO;
 	}
@@ -785,7 +788,7 @@ int metaimage_restore(const char *meta, const char *out, int force)
 		return status;
 	r = calloc(1, sizeof(*r));
 	if (!r || inflateInit(&r->z) != Z_OK) {
-		errmsg("%s: %s", meta, strerror(ENOMEM));
+		errmsg("%s: %s", shown(meta), strerror(ENOMEM));
 		free(r);
 		close(in_fd);
 		return EXIT_IO;
@@ -797,7 +800,7 @@ int metaimage_restore(const char *meta, const char *out, int force)
 	status = open_output(out, force, &st, &out_fd);
 	if (status == EXIT_OK) {
 		if (ftruncate(out_fd, (off_t)h.image_bytes) != 0) {
-			errmsg("%s: %s", out, strerror(errno));
+			errmsg("%s: %s", shown(out), strerror(errno));
 			status = EXIT_IO;
 		} else if (restore_records(r, &h, out_fd, out)) {
 			status = EXIT_IO;

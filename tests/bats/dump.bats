@@ -456,6 +456,28 @@ assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups
 	assert_output --partial "longer than its header says"
 }
 
+@test "names in messages are printed with their control bytes escaped" {
+	local esc=$'\033[1m' nl=$'\n'
+	run "$DUMP" -i "/no${esc}such${nl}file" "$IMG"
+	assert_failure 1
+	assert_output "sufs-dump: $IMG: /no\x1b[1msuch\nfile: No such file or directory"
+	run "$DUMP" -i "9${esc}" "$IMG"
+	assert_failure 1
+	assert_output "sufs-dump: $IMG: no inode 9\x1b[1m (inodes are numbered 1 to 1024)"
+	cp "$IMG" "$T/a${esc}b"
+	run "$DUMP" -i 0 "$T/a${esc}b"
+	assert_failure 1
+	assert_output "sufs-dump: $T/a\x1b[1mb: no inode 0 (inodes are numbered 1 to 1024)"
+	run "$DUMP" -m "$T/m${nl}eta" "$T/a${esc}b"
+	assert_success
+	run "$DUMP" -m "$T/m${nl}eta" "$T/a${esc}b"
+	assert_failure 1
+	assert_output "sufs-dump: $T/m\neta: file exists (use -f to overwrite it)"
+	run "$DUMP" --restore "$T/no${esc}meta" "$T/out"
+	assert_failure 2
+	assert_output "sufs-dump: $T/no\x1b[1mmeta: No such file or directory"
+}
+
 @test "usage errors exit 1" {
 	run "$DUMP"
 	[ "$status" -eq 1 ]
