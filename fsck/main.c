@@ -532,7 +532,8 @@ int main(int argc, char **argv)
 		case 'b': u.background = 1; break;
 		case 'T':
 			if (parse_u32(optarg, &o.throttle_kib)) {
-				errmsg("--throttle: not a number of KiB per second: %s", shown(optarg));
+				errmsg("--throttle: not a number of KiB per second: %s",
+				       shown(optarg));
 				return SUFS_EXIT_USAGE;
 			}
 			throttle = 1;
@@ -548,7 +549,8 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			if (parse_sb(optarg, &o.sb_offset) || o.sb_offset == 0) {
-				errmsg("-s: not a byte offset or BLOCK:BLOCKSIZE: %s", shown(optarg));
+				errmsg("-s: not a byte offset or BLOCK:BLOCKSIZE: %s",
+				       shown(optarg));
 				return SUFS_EXIT_USAGE;
 			}
 			break;
