@@ -1283,6 +1283,28 @@ static int run_save(const char *image, const char *out, int force)
 
 enum { OPT_JSON = 256, OPT_RESTORE, OPT_HELP, OPT_VERSION };
 
+static const char *show_option(enum show show)
+{
+	return show == SHOW_HEADER ? "-h" : show == SHOW_GROUPS ? "-g" : "-i";
+}
+
+/*
+ * -h, -g or -i: *show becomes want, or -1 after a message.  Given again,
+ * -h and -g ask for the same thing; a second -i would be a second inode.
+ */
+static int choose_show(enum show *show, enum show want)
+{
+	if (*show == SHOW_ALL || (*show == want && want != SHOW_INODE)) {
+		*show = want;
+		return 0;
+	}
+	if (*show == want)
+		errmsg("-i is given twice: one inode at a time");
+	else
+		errmsg("%s and %s exclude each other", show_option(*show), show_option(want));
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -1299,31 +1321,39 @@ int main(int argc, char **argv)
 	};
 	enum show show = SHOW_ALL;
 	const char *inode_arg = NULL, *meta_out = NULL, *restore = NULL;
-	int json = 0, force = 0, shows = 0, c;
+	int json = 0, force = 0, c;
 
 	prog_init("sufs-dump", argv);
 	while ((c = getopt_long(argc, argv, "hgi:m:f", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
-			show = SHOW_HEADER;
-			shows++;
+			if (choose_show(&show, SHOW_HEADER))
+				return EXIT_USAGE;
 			break;
 		case 'g':
-			show = SHOW_GROUPS;
-			shows++;
+			if (choose_show(&show, SHOW_GROUPS))
+				return EXIT_USAGE;
 			break;
 		case 'i':
-			show = SHOW_INODE;
+			if (choose_show(&show, SHOW_INODE))
+				return EXIT_USAGE;
 			inode_arg = optarg;
-			shows++;
 			break;
 		case OPT_JSON:
 			json = 1;
 			break;
 		case 'm':
+			if (meta_out) {
+				errmsg("-m is given twice: one output file");
+				return EXIT_USAGE;
+			}
 			meta_out = optarg;
 			break;
 		case OPT_RESTORE:
+			if (restore) {
+				errmsg("--restore is given twice: one metadata image at a time");
+				return EXIT_USAGE;
+			}
 			restore = optarg;
 			break;
 		case 'f':
@@ -1345,15 +1375,11 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (shows > 1) {
-		errmsg("-h, -g and -i exclude each other");
-		return EXIT_USAGE;
-	}
 	if (meta_out && restore) {
 		errmsg("-m and --restore exclude each other");
 		return EXIT_USAGE;
 	}
-	if ((meta_out || restore) && (shows || json)) {
+	if ((meta_out || restore) && (show != SHOW_ALL || json)) {
 		errmsg("%s takes no -h, -g, -i or --json", meta_out ? "-m" : "--restore");
 		return EXIT_USAGE;
 	}

@@ -478,6 +478,34 @@ assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups
 	assert_output "sufs-dump: $T/no\x1b[1mmeta: No such file or directory"
 }
 
+@test "-h or -g given twice is taken once; -i, -m and --restore twice are refused" {
+	run "$DUMP" -h "$IMG"
+	assert_success
+	local header=$output
+	run "$DUMP" -h --header "$IMG"
+	assert_success
+	assert_output "$header"
+	run "$DUMP" -g -g "$IMG"
+	assert_success
+	assert_line --index 0 --regexp "^group "
+	run "$DUMP" -h -g "$IMG"
+	assert_failure 1
+	assert_output "sufs-dump: -h and -g exclude each other"
+	run "$DUMP" -g -i 2 "$IMG"
+	assert_failure 1
+	assert_output "sufs-dump: -g and -i exclude each other"
+	run "$DUMP" -i 2 -i 2 "$IMG"
+	assert_failure 1
+	assert_output "sufs-dump: -i is given twice: one inode at a time"
+	run "$DUMP" -m "$T/a" -m "$T/b" "$IMG"
+	assert_failure 1
+	assert_output "sufs-dump: -m is given twice: one output file"
+	[ ! -e "$T/a" ] && [ ! -e "$T/b" ]
+	run "$DUMP" --restore "$T/a" --restore "$T/b" "$T/out"
+	assert_failure 1
+	assert_output "sufs-dump: --restore is given twice: one metadata image at a time"
+}
+
 @test "usage errors exit 1" {
 	run "$DUMP"
 	[ "$status" -eq 1 ]
