@@ -217,16 +217,17 @@ static int open_output(const char *out, int force, const struct stat *in, int *f
 	int fd;
 
 	if (stat(out, &st) == 0) {
-		if (!force) {
-			errmsg("%s: file exists (use -f to overwrite it)", shown(out));
-			return EXIT_USAGE;
-		}
+		/* what -f cannot help first, so as not to suggest it */
 		if (st.st_dev == in->st_dev && st.st_ino == in->st_ino) {
 			errmsg("%s: is the input file itself", shown(out));
 			return EXIT_USAGE;
 		}
 		if (!S_ISREG(st.st_mode)) {
 			errmsg("%s: not a regular file", shown(out));
+			return EXIT_USAGE;
+		}
+		if (!force) {
+			errmsg("%s: file exists (use -f to overwrite it)", shown(out));
 			return EXIT_USAGE;
 		}
 	}

@@ -380,6 +380,29 @@ assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups
 	[ "$(sha "$IMG")" = "$before" ]
 }
 
+@test "an output that is not a regular file, or is the input, is refused with exit 1, -f or not" {
+	run "$DUMP" -m /dev/null -f "$IMG"
+	assert_failure 1
+	assert_output "sufs-dump: /dev/null: not a regular file"
+	run "$DUMP" -m /dev/null "$IMG"
+	assert_failure 1
+	assert_output "sufs-dump: /dev/null: not a regular file"
+	# the input itself: no suggestion of -f, which would not help
+	run "$DUMP" -m "$IMG" "$IMG"
+	assert_failure 1
+	assert_output "sufs-dump: $IMG: is the input file itself"
+	"$DUMP" -m "$T/meta" "$IMG"
+	before=$(sha "$T/meta")
+	run "$DUMP" --restore "$T/meta" -f "$T/meta"
+	assert_failure 1
+	assert_output "sufs-dump: $T/meta: is the input file itself"
+	ln "$T/meta" "$T/link"
+	run "$DUMP" --restore "$T/meta" "$T/link"
+	assert_failure 1
+	assert_output "sufs-dump: $T/link: is the input file itself"
+	[ "$(sha "$T/meta")" = "$before" ]
+}
+
 @test "a missing image is named in the message and exits 2" {
 	run "$DUMP" "$T/nothing"
 	[ "$status" -eq 2 ]
