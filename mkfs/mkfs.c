@@ -161,7 +161,7 @@ static uint32_t opt_size(const char *arg, uint64_t min, uint64_t max, const char
 	uint64_t v;
 
 	if (sufs_parse_size(arg, &v) || v < min || v > max) {
-		errmsg("invalid %s '%s': %s", what, arg, range);
+		errmsg("invalid %s '%s': %s", what, shown(arg), range);
 		usage_error();
 	}
 	return (uint32_t)v;
@@ -172,7 +172,7 @@ static uint32_t opt_u32(int opt, const char *arg)
 	uint32_t v;
 
 	if (parse_u32(arg, &v) || v == 0) {
-		errmsg("invalid value for -%c: '%s' (a whole number above 0)", opt, arg);
+		errmsg("invalid value for -%c: '%s' (a whole number above 0)", opt, shown(arg));
 		usage_error();
 	}
 	return v;
@@ -199,13 +199,13 @@ static void parse_extended(struct args *a, const char *arg)
 			if (!gid || parse_u32(uid, &a->mo.root_uid) ||
 			    parse_u32(gid, &a->mo.root_gid)) {
 				errmsg("invalid root_owner '%s': expected root_owner=UID:GID (numbers)",
-				       arg);
+				       shown(arg));
 				free(copy);
 				usage_error();
 			}
 			a->root_owner_set = 1;
 		} else {
-			errmsg("unknown extended option '%s'", opt);
+			errmsg("unknown extended option '%s'", shown(opt));
 			free(copy);
 			usage_error();
 		}
@@ -228,7 +228,8 @@ static void parse_source_date_epoch(struct args *a)
 	for (c = s; *c >= '0' && *c <= '9'; c++)
 		;
 	if (!*s || *c || (s[0] == '0' && s[1]) || parse_i64(s, &v)) {
-		errmsg("invalid SOURCE_DATE_EPOCH '%s': expected seconds since 1970 (digits)", s);
+		errmsg("invalid SOURCE_DATE_EPOCH '%s': expected seconds since 1970 (digits)",
+		       shown(s));
 		exit(EXIT_USAGE);
 	}
 	a->mo.fixed_time = 1;
@@ -257,7 +258,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 						    "a power of two from 1024 to 65536");
 			if (a->mo.block_size & (a->mo.block_size - 1)) {
 				errmsg("invalid block size '%s': a power of two from 1024 to 65536",
-				       optarg);
+				       shown(optarg));
 				usage_error();
 			}
 			break;
@@ -273,7 +274,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 			break;
 		case 'L':
 			if (strlen(optarg) > sizeof(a->mo.label) - 1) {
-				errmsg("label '%s' is too long: %zu bytes, at most %zu", optarg,
+				errmsg("label '%s' is too long: %zu bytes, at most %zu", shown(optarg),
 				       strlen(optarg), sizeof(a->mo.label) - 1);
 				usage_error();
 			}
@@ -312,14 +313,14 @@ static void parse_args(int argc, char **argv, struct args *a)
 		usage_error();
 	}
 	if (argc - optind > 2) {
-		errmsg("too many arguments: '%s'", argv[optind + 2]);
+		errmsg("too many arguments: '%s'", shown(argv[optind + 2]));
 		usage_error();
 	}
 	a->image = argv[optind];
 	if (argc - optind == 2) {
 		if (sufs_parse_size(argv[optind + 1], &a->size)) {
 			errmsg("invalid SIZE '%s': bytes, or a number with a K, M, G or T suffix",
-			       argv[optind + 1]);
+			       shown(argv[optind + 1]));
 			usage_error();
 		}
 		a->have_size = 1;
@@ -344,7 +345,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 	} else if (uuid_arg) {
 		if (parse_uuid(uuid_arg, a->mo.uuid)) {
 			errmsg("invalid UUID '%s': expected 8-4-4-4-12 hex digits, or \"random\"",
-			       uuid_arg);
+			       shown(uuid_arg));
 			usage_error();
 		}
 		a->mo.have_uuid = 1;
@@ -358,15 +359,15 @@ static void check_source(const char *dir)
 	struct stat st;
 
 	if (stat(dir, &st)) {
-		errmsg("cannot use source directory %s: %s", dir, strerror(errno));
+		errmsg("cannot use source directory %s: %s", shown(dir), strerror(errno));
 		exit(EXIT_SOURCE);
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		errmsg("source %s is not a directory", dir);
+		errmsg("source %s is not a directory", shown(dir));
 		exit(EXIT_SOURCE);
 	}
 	if (access(dir, R_OK | X_OK)) {
-		errmsg("cannot read source directory %s: %s", dir, strerror(errno));
+		errmsg("cannot read source directory %s: %s", shown(dir), strerror(errno));
 		exit(EXIT_SOURCE);
 	}
 }
@@ -377,11 +378,11 @@ static uint64_t blockdev_size(const char *path)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0) {
-		errmsg("cannot open %s: %s", path, strerror(errno));
+		errmsg("cannot open %s: %s", shown(path), strerror(errno));
 		exit(EXIT_TARGET);
 	}
 	if (ioctl(fd, BLKGETSIZE64, &bytes)) {
-		errmsg("cannot get the size of %s: %s", path, strerror(errno));
+		errmsg("cannot get the size of %s: %s", shown(path), strerror(errno));
 		close(fd);
 		exit(EXIT_TARGET);
 	}
@@ -397,11 +398,11 @@ static void examine_target(struct args *a, struct target *t)
 	memset(t, 0, sizeof(*t));
 	if (stat(a->image, &st)) {
 		if (errno != ENOENT) {
-			errmsg("cannot use %s: %s", a->image, strerror(errno));
+			errmsg("cannot use %s: %s", shown(a->image), strerror(errno));
 			exit(EXIT_TARGET);
 		}
 		if (!a->have_size) {
-			errmsg("%s does not exist: give a SIZE to create it", a->image);
+			errmsg("%s does not exist: give a SIZE to create it", shown(a->image));
 			usage_error();
 		}
 		return;
@@ -412,14 +413,14 @@ static void examine_target(struct args *a, struct target *t)
 		t->old_size = blockdev_size(a->image);
 		if (a->have_size && a->size > t->old_size) {
 			errmsg("SIZE %llu is larger than the device %s (%llu bytes)",
-			       (unsigned long long)a->size, a->image,
+			       (unsigned long long)a->size, shown(a->image),
 			       (unsigned long long)t->old_size);
 			exit(EXIT_USAGE);
 		}
 	} else if (S_ISREG(st.st_mode)) {
 		t->old_size = (uint64_t)st.st_size;
 	} else {
-		errmsg("%s is neither a regular file nor a block device", a->image);
+		errmsg("%s is neither a regular file nor a block device", shown(a->image));
 		exit(EXIT_TARGET);
 	}
 	if (!a->have_size)
@@ -444,11 +445,12 @@ static void probe_target(const struct args *a, const struct target *t)
 		return;
 	rc = sufs_dev_probe(a->image, &what);
 	if (rc) {
-		errmsg("cannot probe %s: %s", a->image, sufs_strerror(rc));
+		errmsg("cannot probe %s: %s", shown(a->image), sufs_strerror(rc));
 		exit(EXIT_TARGET);
 	}
 	if (what && !a->force) {
-		errmsg("%s contains %s %s; use -f to overwrite", a->image, article(what), what);
+		errmsg("%s contains %s %s; use -f to overwrite", shown(a->image), article(what),
+		       shown(what));
 		free(what);
 		exit(EXIT_TARGET);
 	}
@@ -480,7 +482,8 @@ static void print_layout(const struct sufs_super *sb, const char *image, int dry
 	unsigned n;
 	int i, col;
 
-	printf("%s sufs file system on %s\n", dry_run ? "Would create a" : "Creating a", image);
+	printf("%s sufs file system on %s\n", dry_run ? "Would create a" : "Creating a",
+	       shown(image));
 	printf("Block size:          %u\n", sb->block_size);
 	printf("Blocks:              %llu (", (unsigned long long)sb->blocks_count);
 	print_bytes(sb->blocks_count * sb->block_size);
@@ -507,10 +510,12 @@ static void print_layout(const struct sufs_super *sb, const char *image, int dry
 	for (i = 0; i < 16; i++)
 		printf("%02x%s", sb->uuid[i], (i == 3 || i == 5 || i == 7 || i == 9) ? "-" : "");
 	printf("\n");
+	printf("Label:               ");
 	if (sb->label[0])
-		printf("Label:               %.*s\n", (int)sizeof(sb->label), sb->label);
+		print_name(stdout, sb->label, strnlen(sb->label, sizeof(sb->label)));
 	else
-		printf("Label:               (none)\n");
+		printf("(none)");
+	printf("\n");
 }
 
 static void print_count(uint64_t n, const char *one, const char *many, const char *sep)
@@ -520,7 +525,7 @@ static void print_count(uint64_t n, const char *one, const char *many, const cha
 
 static void print_populate_stats(const struct populate_stats *s, const char *dir)
 {
-	printf("Copied from %s: ", dir);
+	printf("Copied from %s: ", shown(dir));
 	print_count(s->files, "file", "files", ", ");
 	print_count(s->dirs, "directory", "directories", ", ");
 	print_count(s->symlinks, "symlink", "symlinks", ", ");
@@ -540,7 +545,7 @@ static void print_populate_stats(const struct populate_stats *s, const char *dir
 static void give_up(const struct args *a, const struct target *t, int status)
 {
 	if (!t->exists && unlink(a->image) && errno != ENOENT)
-		warnmsg("cannot remove %s: %s", a->image, strerror(errno));
+		warnmsg("cannot remove %s: %s", shown(a->image), strerror(errno));
 	exit(status);
 }
 
@@ -569,7 +574,7 @@ static struct sufs_dev *open_target(const struct args *a, const struct target *t
 		flags |= SUFS_DEV_EXCL;
 	rc = sufs_dev_open(a->image, flags, &dev);
 	if (rc) {
-		errmsg("cannot open %s for writing: %s", a->image, sufs_strerror(rc));
+		errmsg("cannot open %s for writing: %s", shown(a->image), sufs_strerror(rc));
 		exit(EXIT_TARGET);
 	}
 	if (t->is_blockdev) {
@@ -582,7 +587,7 @@ static struct sufs_dev *open_target(const struct args *a, const struct target *t
 		 * them beside the new file system. */
 		rc = wipe_ends(dev, a->size);
 		if (rc) {
-			errmsg("cannot clear %s: %s", a->image, sufs_strerror(rc));
+			errmsg("cannot clear %s: %s", shown(a->image), sufs_strerror(rc));
 			sufs_dev_close(dev);
 			give_up(a, t, EXIT_IO);
 		}
@@ -593,7 +598,7 @@ static struct sufs_dev *open_target(const struct args *a, const struct target *t
 	if (dev->size != a->size) {
 		rc = sufs_dev_resize(dev, a->size);
 		if (rc) {
-			errmsg("cannot set the size of %s to %llu bytes: %s", a->image,
+			errmsg("cannot set the size of %s to %llu bytes: %s", shown(a->image),
 			       (unsigned long long)a->size, sufs_strerror(rc));
 			sufs_dev_close(dev);
 			give_up(a, t, EXIT_TARGET);
@@ -604,7 +609,7 @@ static struct sufs_dev *open_target(const struct args *a, const struct target *t
 	if (t->old_size) {
 		rc = sufs_dev_zero(dev, 0, t->old_size < a->size ? t->old_size : a->size);
 		if (rc) {
-			errmsg("cannot clear %s: %s", a->image, sufs_strerror(rc));
+			errmsg("cannot clear %s: %s", shown(a->image), sufs_strerror(rc));
 			sufs_dev_close(dev);
 			give_up(a, t, EXIT_IO);
 		}
@@ -633,7 +638,7 @@ int main(int argc, char **argv)
 	rc = sufs_mkfs_layout(a.size, &a.mo, &layout);
 	if (rc) {
 		errmsg("cannot lay out a file system of %llu bytes on %s: %s",
-		       (unsigned long long)a.size, a.image, sufs_strerror(rc));
+		       (unsigned long long)a.size, shown(a.image), sufs_strerror(rc));
 		exit(EXIT_LAYOUT);
 	}
 	probe_target(&a, &t);
@@ -646,7 +651,7 @@ int main(int argc, char **argv)
 	dev = open_target(&a, &t);
 	rc = sufs_mkfs(dev, &a.mo, &fs);
 	if (rc) {
-		errmsg("cannot make a file system on %s: %s", a.image, sufs_strerror(rc));
+		errmsg("cannot make a file system on %s: %s", shown(a.image), sufs_strerror(rc));
 		sufs_dev_close(dev);
 		give_up(&a, &t, rc == -SUFS_EGEOMETRY ? EXIT_LAYOUT : EXIT_IO);
 	}
@@ -671,7 +676,7 @@ int main(int argc, char **argv)
 		}
 		rc = populate(fs, a.srcdir, &po, &ps);
 		if (rc) {
-			errmsg("%s: no file system made", a.image);
+			errmsg("%s: no file system made", shown(a.image));
 			sufs_abandon(fs);
 			give_up(&a, &t, rc == -EIO ? EXIT_IO : EXIT_SOURCE);
 		}
@@ -679,7 +684,7 @@ int main(int argc, char **argv)
 
 	rc = sufs_close(fs);
 	if (rc) {
-		errmsg("cannot write %s: %s", a.image, sufs_strerror(rc));
+		errmsg("cannot write %s: %s", shown(a.image), sufs_strerror(rc));
 		give_up(&a, &t, EXIT_IO);
 	}
 	if (!a.quiet && a.srcdir)

@@ -60,6 +60,8 @@ struct pop {
 	uint8_t *buf;               /* COPY_BUF_SIZE bytes */
 	char *path;                 /* source path of the entry at hand */
 	size_t path_len, path_cap;
+	char *shown_path;           /* path as messages print it (escaped) */
+	size_t shown_cap;
 	struct link_map links;
 	struct progress progress;
 	uint64_t entries;           /* entries done, for the progress bar */
@@ -67,9 +69,26 @@ struct pop {
 
 /* ---- messages ------------------------------------------------------------ */
 
+/* The path at hand with common/util.h's escapes, whole however long it is
+ * (shown() would cut it), in a buffer kept for the next message. */
+static const char *path_shown(struct pop *p)
+{
+	size_t need = 4 * p->path_len + 1;
+
+	if (need > p->shown_cap) {
+		char *np = realloc(p->shown_path, need);
+		if (!np)
+			return shown(p->path);
+		p->shown_path = np;
+		p->shown_cap = need;
+	}
+	escape_name_into(p->path, p->path_len, p->shown_path);
+	return p->shown_path;
+}
+
 static int fail(struct pop *p, const char *what, int rc)
 {
-	errmsg("%s: %s: %s", p->path, what, sufs_strerror(rc));
+	errmsg("%s: %s: %s", path_shown(p), what, sufs_strerror(rc));
 	return rc;
 }
 
@@ -541,7 +560,7 @@ static int copy_entry(struct pop *p, int dfd, const char *name, uint32_t dir)
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
 		return fail_errno(p, "cannot stat");
 	if (p->opts->skip_set && st.st_dev == p->opts->skip_dev && st.st_ino == p->opts->skip_ino) {
-		warnmsg("%s: not copying the image into itself", p->path);
+		warnmsg("%s: not copying the image into itself", path_shown(p));
 		p->stats->skipped++;
 		return 0;
 	}
@@ -570,11 +589,11 @@ static int copy_entry(struct pop *p, int dfd, const char *name, uint32_t dir)
 		rc = copy_special(p, name, &st, dir, &ino);
 		break;
 	case S_IFSOCK:
-		warnmsg("%s: skipping socket", p->path);
+		warnmsg("%s: skipping socket", path_shown(p));
 		p->stats->skipped++;
 		return 0;
 	default:
-		warnmsg("%s: skipping file of unknown type 0%o", p->path,
+		warnmsg("%s: skipping file of unknown type 0%o", path_shown(p),
 			(unsigned)(st.st_mode & S_IFMT));
 		p->stats->skipped++;
 		return 0;
@@ -642,7 +661,7 @@ int populate(struct sufs_fs *fs, const char *srcdir, const struct populate_opts 
 	if (!p.path || !p.buf) {
 		free(p.path);
 		free(p.buf);
-		errmsg("%s: %s", srcdir, sufs_strerror(-ENOMEM));
+		errmsg("%s: %s", shown(srcdir), sufs_strerror(-ENOMEM));
 		return -ENOMEM;
 	}
 	memcpy(p.path, srcdir, p.path_len + 1);
@@ -679,6 +698,7 @@ out:
 		close(fd);
 	free(p.links.tab);
 	free(p.path);
+	free(p.shown_path);
 	free(p.buf);
 	return rc;
 }

@@ -481,6 +481,30 @@ mksrc() {
 	[ ! -e "$T/img" ]
 }
 
+@test "mkfs shows control characters in labels, images, paths and names escaped" {
+	esc=$(printf '\033')
+	run "$MKFS" -L "x${esc}[2Jy" "$T/i${esc}mg" 16M
+	assert_success
+	assert_line "Creating a sufs file system on $T/i\\x1bmg"
+	assert_line 'Label:               x\x1b[2Jy'
+	[[ $output != *$esc* ]]
+	run "$MKFS" -q "$T/i${esc}mg"
+	assert_failure 2
+	assert_output "mkfs.sufs: $T/i\\x1bmg contains a sufs file system (label \"x\\x1b[2Jy\"); use -f to overwrite"
+	run "$MKFS" -q -d "$T/no${esc}where" "$T/img" 16M
+	assert_failure 8
+	assert_output "mkfs.sufs: cannot use source directory $T/no\\x1bwhere: No such file or directory"
+	# names in the tree: the image inside it, and a tree that does not fit
+	mkdir "$T/s${esc}rc"
+	truncate -s 4M "$T/s${esc}rc/i${esc}mg"
+	head -c 6M /dev/urandom >"$T/s${esc}rc/z${esc}big"
+	run "$MKFS" -q -d "$T/s${esc}rc" "$T/s${esc}rc/i${esc}mg"
+	assert_failure 8
+	assert_line "mkfs.sufs: warning: $T/s\\x1brc/i\\x1bmg: not copying the image into itself"
+	assert_line "mkfs.sufs: $T/s\\x1brc/z\\x1bbig: cannot write: No space left on device"
+	[[ $output != *$esc* ]]
+}
+
 # ---- probing --------------------------------------------------------------------
 
 @test "mkfs refuses to overwrite an ext4 file system without -f" {
