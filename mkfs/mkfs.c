@@ -8,7 +8,8 @@
  *   3. look at the target and settle the size                  (EXIT_USAGE, EXIT_TARGET)
  *   4. compute the layout                                      (EXIT_LAYOUT)
  *   5. probe the target for a file system or partition table   (EXIT_TARGET)
- *      -n stops here, having printed the layout
+ *      -n stops here, once it has checked that step 6 could open the target
+ *      and printed the layout
  *   6. open, size and clear the target                         (EXIT_TARGET, EXIT_IO)
  *   7. sufs_mkfs(), populate(), sufs_close()                   (EXIT_IO, EXIT_SOURCE)
  * Nothing is written before step 6.  From step 7 on, a failure abandons
@@ -24,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -457,6 +459,37 @@ static void probe_target(const struct args *a, const struct target *t)
 	free(what);
 }
 
+/*
+ * -n: whether step 6 could open the target, found out without creating or
+ * changing anything.  An existing target is opened as step 6 opens it,
+ * without O_CREAT or O_TRUNC, and closed at once; for a missing one, the
+ * directory it would be made in must let us add a name.
+ */
+static void check_writable(const struct args *a, const struct target *t)
+{
+	char *copy;
+	int fd, err = 0;
+
+	if (t->exists) {
+		fd = open(a->image, O_RDWR | O_CLOEXEC | (t->is_blockdev ? O_EXCL : 0));
+		if (fd < 0)
+			err = errno;
+		else
+			close(fd);
+	} else {
+		copy = strdup(a->image);
+		if (!copy)
+			err = ENOMEM;
+		else if (access(dirname(copy), W_OK | X_OK))
+			err = errno;
+		free(copy);
+	}
+	if (err) {
+		errmsg("cannot open %s for writing: %s", shown(a->image), strerror(err));
+		exit(EXIT_TARGET);
+	}
+}
+
 /* ---- output -------------------------------------------------------------------- */
 
 static void print_bytes(uint64_t bytes)
@@ -643,6 +676,7 @@ int main(int argc, char **argv)
 	}
 	probe_target(&a, &t);
 	if (a.dry_run) {
+		check_writable(&a, &t);
 		if (!a.quiet)
 			print_layout(&layout, a.image, 1);
 		return EXIT_OK;

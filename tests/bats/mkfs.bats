@@ -308,6 +308,43 @@ mksrc() {
 	[ "$(stat -c %s "$T/data")" -eq $((1 << 20)) ]
 }
 
+@test "mkfs -n of an image in a missing directory exits 2 as mkfs does" {
+	run "$MKFS" -n "$T/nowhere/img" 16M
+	assert_failure 2
+	assert_output "mkfs.sufs: cannot open $T/nowhere/img for writing: No such file or directory"
+	run "$MKFS" -q "$T/nowhere/img" 16M
+	assert_failure 2
+	assert_output "mkfs.sufs: cannot open $T/nowhere/img for writing: No such file or directory"
+	[ ! -e "$T/nowhere" ]
+}
+
+@test "mkfs -n of an image it may not write exits 2 and changes nothing" {
+	require_root
+	require_cmd setpriv
+	nobody_dir
+	head -c 1M /dev/urandom >"$N/img"
+	chmod 444 "$N/img"
+	touch -d @1600000000 "$N/img"
+	before=$(sha "$N/img")
+	run run_as_nobody "$MKFS" -n "$N/img" 16M
+	assert_failure 2
+	assert_output "mkfs.sufs: cannot open $N/img for writing: Permission denied"
+	[ "$(sha "$N/img")" = "$before" ]
+	[ "$(stat -c %Y "$N/img")" -eq 1600000000 ]
+	# a directory it may not write: nothing is made in it
+	run run_as_nobody "$MKFS" -n "$N/new.img" 16M
+	assert_failure 2
+	assert_output "mkfs.sufs: cannot open $N/new.img for writing: Permission denied"
+	[ ! -e "$N/new.img" ]
+	# a file it may write is opened and left as it was
+	chmod 666 "$N/img"
+	touch -d @1600000000 "$N/img"
+	run run_as_nobody "$MKFS" -n "$N/img" 16M
+	assert_success
+	[ "$(sha "$N/img")" = "$before" ]
+	[ "$(stat -c %Y "$N/img")" -eq 1600000000 ]
+}
+
 @test "mkfs -n prints the layout that mkfs then makes" {
 	run "$MKFS" -n -b 1024 -g 2048 -U 0a1b2c3d-4e5f-4a6b-8c7d-8e9fa0b1c2d3 "$T/img" 20M
 	assert_success
