@@ -490,6 +490,69 @@ static void check_writable(const struct args *a, const struct target *t)
 	}
 }
 
+/* The library's bytes per inode when -i is not given (sufs_mkfs_opts). */
+#define DEFAULT_BYTES_PER_INODE 16384u
+
+/*
+ * Step 4 failed.  When too many inodes were the cause, say so, with the
+ * most that fit: a group's inode bitmap is one block, so a group holds at
+ * most 8 * block size inodes, and its inode table must leave room for
+ * data.  Returns 0 if fewer inodes would not have helped either.
+ */
+static int explain_inodes(const struct args *a)
+{
+	struct sufs_mkfs_opts o = a->mo;
+	struct sufs_super l;
+	uint64_t bpi = a->mo.bytes_per_inode ? a->mo.bytes_per_inode : DEFAULT_BYTES_PER_INODE;
+	uint64_t asked = a->mo.inodes ? a->mo.inodes : a->size / bpi, cap;
+	uint32_t lo = 16, hi, mid, bs;
+	char opt[48];
+
+	o.have_uuid = 1;          /* no random UUID for each try */
+	o.inodes = lo;
+	if (sufs_mkfs_layout(a->size, &o, &l))
+		return 0;
+	/* The bitmap's limit in every group is the usual answer; else search. */
+	bs = l.block_size;
+	cap = (uint64_t)l.groups_count * 8 * bs;
+	hi = cap < UINT32_MAX ? (uint32_t)cap : UINT32_MAX;
+	o.inodes = hi;
+	if (sufs_mkfs_layout(a->size, &o, &l) == 0) {
+		lo = hi;
+	} else {
+		while (lo < hi) {
+			mid = lo + (hi - lo + 1) / 2;
+			o.inodes = mid;
+			if (sufs_mkfs_layout(a->size, &o, &l) == 0)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		o.inodes = lo;
+		sufs_mkfs_layout(a->size, &o, &l);
+	}
+	if (asked <= l.inodes_count)
+		return 0;         /* then it was not the count after all */
+	if (a->mo.inodes)
+		snprintf(opt, sizeof(opt), "-N %u", a->mo.inodes);
+	else
+		snprintf(opt, sizeof(opt), "-i %llu%s", (unsigned long long)bpi,
+			 a->mo.bytes_per_inode ? "" : " (the default)");
+	if (l.inodes_per_group == 8 * bs)
+		errmsg("%s: too many inodes (%llu): a group holds at most %u (8 times the block "
+		       "size), %u in %u %s; use %s or a smaller -g", opt,
+		       (unsigned long long)asked, l.inodes_per_group, l.inodes_count,
+		       l.groups_count, l.groups_count == 1 ? "group" : "groups",
+		       a->mo.inodes ? "a smaller -N" : "a larger -i");
+	else
+		errmsg("%s: too many inodes (%llu): at most %u leave room for data, %u in each "
+		       "of %u %s; use %s", opt, (unsigned long long)asked, l.inodes_count,
+		       l.inodes_per_group, l.groups_count,
+		       l.groups_count == 1 ? "group" : "groups",
+		       a->mo.inodes ? "a smaller -N" : "a larger -i");
+	return 1;
+}
+
 /* ---- output -------------------------------------------------------------------- */
 
 static void print_bytes(uint64_t bytes)
@@ -670,8 +733,9 @@ int main(int argc, char **argv)
 
 	rc = sufs_mkfs_layout(a.size, &a.mo, &layout);
 	if (rc) {
-		errmsg("cannot lay out a file system of %llu bytes on %s: %s",
-		       (unsigned long long)a.size, shown(a.image), sufs_strerror(rc));
+		if (rc != -SUFS_EGEOMETRY || !explain_inodes(&a))
+			errmsg("cannot lay out a file system of %llu bytes on %s: %s",
+			       (unsigned long long)a.size, shown(a.image), sufs_strerror(rc));
 		exit(EXIT_LAYOUT);
 	}
 	probe_target(&a, &t);

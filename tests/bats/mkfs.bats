@@ -222,8 +222,38 @@ mksrc() {
 @test "mkfs -N with more inodes than the image can hold exits 4" {
 	run "$MKFS" -N 4000000 "$T/img" 16M
 	assert_failure 4
-	assert_output --partial "layout does not fit"
+	assert_output "mkfs.sufs: -N 4000000: too many inodes (4000000): a group holds at most 32768 (8 times the block size), 32768 in 1 group; use a smaller -N or a smaller -g"
 	[ ! -e "$T/img" ]
+}
+
+@test "mkfs -i below the block size with default groups exits 4 naming the limit" {
+	run "$MKFS" -n -i 1024 "$T/img" 1G
+	assert_failure 4
+	assert_output "mkfs.sufs: -i 1024: too many inodes (1048576): a group holds at most 32768 (8 times the block size), 262144 in 8 groups; use a larger -i or a smaller -g"
+	# the limit exactly, and the smaller groups the message suggests
+	run "$MKFS" -n -i 4096 "$T/img" 1G
+	assert_success
+	assert_line "Inodes per group:    32768"
+	run "$MKFS" -n -i 1024 -g 8192 "$T/img" 1G
+	assert_success
+	assert_line "Inodes per group:    32768"
+	[ ! -e "$T/img" ]
+}
+
+@test "mkfs with inode tables that leave a group no room for data says how many fit" {
+	run "$MKFS" -n -g 64 -N 100000 "$T/img" 16M
+	assert_failure 4
+	assert_output "mkfs.sufs: -N 100000: too many inodes (100000): at most 47104 leave room for data, 736 in each of 64 groups; use a smaller -N"
+	run "$MKFS" -n -g 64 -N 47104 "$T/img" 16M
+	assert_success
+}
+
+@test "mkfs -b 64K names the default -i when it is too small" {
+	run "$MKFS" -n -b 64K "$T/img" 10G
+	assert_failure 4
+	assert_output --partial "mkfs.sufs: -i 16384 (the default): too many inodes (655360)"
+	run "$MKFS" -n -b 64K -i 64K "$T/img" 10G
+	assert_success
 }
 
 @test "mkfs -g sets the blocks per group and places backups in groups 1 and 3" {
