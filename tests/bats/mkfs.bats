@@ -78,6 +78,12 @@ mksrc() {
 	assert_output --partial "-d DIR"
 }
 
+@test "mkfs --help says the root directory's owner is the source's with -d" {
+	run "$MKFS" --help
+	assert_success
+	assert_output --partial "(default: the owner of DIR with -d, else the caller)"
+}
+
 @test "mkfs --version prints the version" {
 	run "$MKFS" --version
 	assert_success
