@@ -713,5 +713,9 @@ int main(int argc, char **argv)
 		errmsg("-f: only for export");
 		return EXIT_USAGE;
 	}
+	if (o.quiet && strcmp(cmd->name, "export")) {
+		errmsg("-q: only for export");
+		return EXIT_USAGE;
+	}
 	return cmd->run(argv + optind + 1, &o);
 }

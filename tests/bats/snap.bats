@@ -533,6 +533,15 @@ usage_of() {
 	snap delete -f "$IMG" s
 	assert_failure 2
 	assert_equal "$stderr" "sufs-snap: -f: only for export"
+	for cmd in "list $IMG" "info $IMG s" "create $IMG s" "delete $IMG s"; do
+		# shellcheck disable=SC2086  # the command's words
+		snap -q $cmd
+		assert_failure 2
+		assert_equal "$stderr" "sufs-snap: -q: only for export"
+		# shellcheck disable=SC2086
+		snap --quiet $cmd
+		assert_failure 2
+	done
 	snap list --bogus "$IMG"
 	assert_failure 2
 	# nothing was made
