@@ -141,7 +141,7 @@ static int open_image(const char *image, unsigned flags, struct sufs_fs **fs)
 	int rc = sufs_open(image, flags, fs);
 
 	if (rc) {
-		errmsg("%s: %s", image, sufs_strerror(rc));
+		errmsg("%s: %s", shown(image), sufs_strerror(rc));
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;
@@ -153,7 +153,7 @@ static int close_image(const char *image, struct sufs_fs *fs, int status)
 	int rc = sufs_close(fs);
 
 	if (rc) {
-		errmsg("%s: closing: %s", image, sufs_strerror(rc));
+		errmsg("%s: closing: %s", shown(image), sufs_strerror(rc));
 		return EXIT_FAIL;
 	}
 	return status;
@@ -166,10 +166,10 @@ static int snap_error(const char *image, const char *name, const char *what, int
 
 	escape_name_into(name, strlen(name), esc);
 	if (rc == -SUFS_ENOTSNAP) {
-		errmsg("%s: no snapshot named \"%s\"", image, esc);
+		errmsg("%s: no snapshot named \"%s\"", shown(image), esc);
 		return EXIT_NAME;
 	}
-	errmsg("%s: %s snapshot \"%s\": %s", image, what, esc, sufs_strerror(rc));
+	errmsg("%s: %s snapshot \"%s\": %s", shown(image), what, esc, sufs_strerror(rc));
 	return EXIT_FAIL;
 }
 
@@ -194,7 +194,7 @@ static int broken_error(const char *image, const char *name)
 
 	escape_name_into(name, strlen(name), esc);
 	errmsg("%s: snapshot \"%s\" is broken (a copy could not be made for lack of "
-	       "room): it can only be deleted", image, esc);
+	       "room): it can only be deleted", shown(image), esc);
 	return EXIT_FAIL;
 }
 
@@ -213,21 +213,21 @@ static int cmd_create(const char *image, const char *name)
 	escape_name_into(name, strlen(name), esc);
 	rc = sufs_snap_create(fs, name, &info);
 	if (rc == -EEXIST && sufs_snap_find(fs, name, &info) == 0) {
-		errmsg("%s: a snapshot named \"%s\" exists already", image, esc);
+		errmsg("%s: a snapshot named \"%s\" exists already", shown(image), esc);
 		status = EXIT_NAME;
 	} else if (rc == -EEXIST && leftover(fs, name)) {
 		errmsg("%s: /.snap/%s is left from a create that did not finish: "
-		       "remove it with sufs-snap delete", image, esc);
+		       "remove it with sufs-snap delete", shown(image), esc);
 		status = EXIT_NAME;
 	} else if (rc == -EEXIST) {
-		errmsg("%s: /.snap/%s exists and is not a snapshot", image, esc);
+		errmsg("%s: /.snap/%s exists and is not a snapshot", shown(image), esc);
 		status = EXIT_NAME;
 	} else if (rc == -SUFS_ENOSLOT) {
-		errmsg("%s: all %u snapshot slots are taken: delete a snapshot first", image,
+		errmsg("%s: all %u snapshot slots are taken: delete a snapshot first", shown(image),
 		       SUFS_SNAP_SLOTS);
 		status = EXIT_FAIL;
 	} else if (rc == -ENOSPC) {
-		errmsg("%s: no space left for snapshot \"%s\"", image, esc);
+		errmsg("%s: no space left for snapshot \"%s\"", shown(image), esc);
 		status = EXIT_FAIL;
 	} else if (rc) {
 		status = snap_error(image, name, "creating", rc);
@@ -248,7 +248,7 @@ static int cmd_list(const char *image, const struct opts *o)
 		return status;
 	rc = sufs_snap_list(fs, s, &n);
 	if (rc) {
-		errmsg("%s: listing the snapshots: %s", image, sufs_strerror(rc));
+		errmsg("%s: listing the snapshots: %s", shown(image), sufs_strerror(rc));
 		return close_image(image, fs, EXIT_FAIL);
 	}
 	if (o->json) {
@@ -350,7 +350,7 @@ static int cmd_info(const char *image, const char *name, const struct opts *o)
 	rc = sufs_close(vfs); /* closes the view too */
 	if (rc) {
 		escape_name_into(name, strlen(name), esc);
-		errmsg("%s: closing the view of \"%s\": %s", image, esc, sufs_strerror(rc));
+		errmsg("%s: closing the view of \"%s\": %s", shown(image), esc, sufs_strerror(rc));
 		status = EXIT_FAIL;
 	}
 	return close_image(image, fs, status);
@@ -406,19 +406,19 @@ static int check_output(const char *image, const char *out, int force)
 	if (lstat(out, &so)) {
 		if (errno == ENOENT)
 			return EXIT_OK;
-		errmsg("%s: %s", out, strerror(errno));
+		errmsg("%s: %s", shown(out), strerror(errno));
 		return EXIT_FAIL;
 	}
 	if (!S_ISREG(so.st_mode)) {
-		errmsg("%s: exists and is not a regular file", out);
+		errmsg("%s: exists and is not a regular file", shown(out));
 		return EXIT_USAGE;
 	}
 	if (stat(image, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
-		errmsg("%s: is the image itself", out);
+		errmsg("%s: is the image itself", shown(out));
 		return EXIT_USAGE;
 	}
 	if (!force) {
-		errmsg("%s: exists (use -f to replace it)", out);
+		errmsg("%s: exists (use -f to replace it)", shown(out));
 		return EXIT_USAGE;
 	}
 	return EXIT_OK;
@@ -601,17 +601,18 @@ static int cmd_export(const char *image, const char *name, const char *out,
 		free(e.tmp);
 	}
 	if (rc == -EINTR && interrupted) {
-		errmsg("%s: interrupted; nothing was written", out);
+		errmsg("%s: interrupted; nothing was written", shown(out));
 		status = EXIT_FAIL;
 	} else if (rc) {
 		escape_name_into(name, strlen(name), esc);
-		errmsg("%s: exporting snapshot \"%s\" of %s: %s%s%s%s", out, esc, image,
-		       sufs_strerror(rc), where ? " (" : "", where ? where : "", where ? ")" : "");
+		errmsg("%s: exporting snapshot \"%s\" of %s: %s%s%s%s", shown(out), esc,
+		       shown(image), sufs_strerror(rc), where ? " (" : "", where ? where : "",
+		       where ? ")" : "");
 		status = EXIT_FAIL;
 	}
 	rc = sufs_close(vfs); /* closes the view too */
 	if (rc) {
-		errmsg("%s: closing the view: %s", image, sufs_strerror(rc));
+		errmsg("%s: closing the view: %s", shown(image), sufs_strerror(rc));
 		status = EXIT_FAIL;
 	}
 	return close_image(image, fs, status);
@@ -697,7 +698,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[optind], commands[i].name))
 			cmd = &commands[i];
 	if (!cmd) {
-		errmsg("unknown command: %s", argv[optind]);
+		errmsg("unknown command: %s", shown(argv[optind]));
 		usage(stderr);
 		return EXIT_USAGE;
 	}

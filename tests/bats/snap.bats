@@ -554,6 +554,30 @@ usage_of() {
 	[[ $output == *'"name": "-dash"'* ]]
 }
 
+@test "messages show control characters in commands, images and outputs escaped" {
+	local esc
+	esc=$(printf '\033')
+	mkimg "$T/i${esc}mg"
+	snap create "$T/i${esc}mg" s
+	assert_success
+	snap "sn${esc}ap" "$IMG"
+	assert_failure 2
+	[[ $stderr == 'sufs-snap: unknown command: sn\x1bap'$'\n'* ]]
+	snap list "$T/no${esc}img"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-snap: $T/no\\x1bimg: No such file or directory"
+	snap info "$T/i${esc}mg" nosuch
+	assert_failure 3
+	assert_equal "$stderr" "sufs-snap: $T/i\\x1bmg: no snapshot named \"nosuch\""
+	touch "$T/o${esc}ut"
+	snap export "$T/i${esc}mg" s "$T/o${esc}ut"
+	assert_failure 2
+	assert_equal "$stderr" "sufs-snap: $T/o\\x1but: exists (use -f to replace it)"
+	snap export "$T/i${esc}mg" s "$T/no${esc}dir/out"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-snap: $T/no\\x1bdir/out: exporting snapshot \"s\" of $T/i\\x1bmg: No such file or directory (making a temporary file beside the output)"
+}
+
 @test "--help and --version" {
 	snap --help
 	assert_success
