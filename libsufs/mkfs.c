@@ -81,10 +81,21 @@ int sufs_mkfs_layout(uint64_t bytes, const struct sufs_mkfs_opts *o, struct sufs
 	if (groups > UINT32_MAX)
 		return -SUFS_EGEOMETRY;
 	ipb = bs / SUFS_INODE_SIZE;
-	if (o->inodes)
+	if (o->inodes) {
 		inodes = o->inodes;
-	else
-		inodes = bytes / (o->bytes_per_inode ? o->bytes_per_inode : DEF_BYTES_PER_INODE);
+	} else if (o->bytes_per_inode) {
+		inodes = bytes / o->bytes_per_inode;
+	} else {
+		/* the default ratio asks for no more than the groups hold (a
+		 * group's bitmap is one block: 8 inodes a byte), which it would
+		 * with 64 KiB blocks */
+		uint64_t most = groups * ((uint64_t)8 * bs);
+		if (most > UINT32_MAX / ipb * ipb)
+			most = UINT32_MAX / ipb * ipb;
+		inodes = bytes / DEF_BYTES_PER_INODE;
+		if (inodes > most / groups / ipb * ipb * groups)
+			inodes = most / groups / ipb * ipb * groups;
+	}
 	if (inodes < 16)
 		inodes = 16;
 

@@ -282,10 +282,13 @@ mksrc() {
 	assert_success
 }
 
-@test "mkfs -b 64K names the default -i when it is too small" {
+@test "mkfs -b 64K: the default ratio asks for no more inodes than the groups hold" {
 	run "$MKFS" -n -b 64K "$T/img" 10G
+	assert_success
+	assert_line --regexp '^Inodes: +524288$'
+	run "$MKFS" -n -b 64K -i 16384 "$T/img" 10G
 	assert_failure 4
-	assert_output --partial "mkfs.sufs: -i 16384 (the default): too many inodes (655360)"
+	assert_output --partial "mkfs.sufs: -i 16384: too many inodes (655360)"
 	run "$MKFS" -n -b 64K -i 64K "$T/img" 10G
 	assert_success
 }
