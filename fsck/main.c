@@ -379,7 +379,7 @@ static void describe_error(struct ui *u, uint64_t sb_offset, int rc, const char 
 	struct stat st;
 
 	if (rc == -SUFS_EMAGIC && stat(u->image, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (uint64_t)st.st_size < off + SUFS_SB_SIZE) {
+	    (off > (uint64_t)st.st_size || (uint64_t)st.st_size - off < SUFS_SB_SIZE)) {
 		snprintf(u->error, sizeof(u->error), "not a sufs file system: the image is "
 			 "%llu bytes, too small to hold a superblock at byte %llu",
 			 (unsigned long long)st.st_size, (unsigned long long)off);
