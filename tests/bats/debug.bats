@@ -650,79 +650,10 @@ sufs-debug: zap_block 1: a hole in /d\x1by/h\x1bi: no block to zap'
 # at the prompt is fed its commands on standard input (as -f - does) and
 # must print the lines of the page that are not prompts.
 
-# page_examples PAGE SCRIPT EXPECTED: write the examples of PAGE as a bash
-# script and as the transcript it should print ("$ command", then its
-# output, stdout and stderr together).
-page_examples() {
-	python3 - "$@" <<'EOF'
-import re, shlex, sys
-
-page, script, expected = sys.argv[1:]
-ROFF = {"-": "-", "e": "\\", "&": "", "(aq": "'", "(dq": '"',
-        "fB": "", "fI": "", "fR": "", "fP": ""}
-
-def text(line):
-    return re.sub(r"\\(\(..|f.|.)", lambda m: ROFF[m.group(1)], line)
-
-# the lines of the .nf blocks of EXAMPLES, as they read
-lines, inside, fill = [], False, True
-for raw in open(page, encoding="utf-8").read().split("\n"):
-    if raw.startswith(".SH"):
-        inside = raw == ".SH EXAMPLES"
-    elif inside and raw in (".nf", ".fi"):
-        fill = raw == ".fi"
-        lines.append(None)  # a block ends: the command before it too
-    elif inside and not fill and raw not in (".RS", ".RE"):
-        lines.append(text(raw))
-
-prompt = re.compile(r"^sufs-debug ([^ ]+):[^ ]*> (.*)$")
-out = ["status=0"]
-want = []
-i = 0
-while i < len(lines):
-    line = lines[i]
-    i += 1
-    if line is None or not line.startswith("$ "):
-        continue
-    cmd = line[2:]
-    want.append(line)
-    if cmd.endswith("<<EOF"):
-        while lines[i] != "EOF":
-            cmd += "\n" + lines[i]
-            i += 1
-        cmd += "\nEOF"
-        i += 1
-    session = []
-    while i < len(lines) and lines[i] is not None and not lines[i].startswith("$ "):
-        m = prompt.match(lines[i])
-        if m and m.group(1) != cmd.split()[-1]:
-            sys.exit("a prompt names %s, the session opened %s" % (m.group(1), cmd))
-        if m:
-            session.append(m.group(2))
-        else:
-            want.append(lines[i])
-        i += 1
-    if session:
-        cmd += " <<'SESSION'\n" + "\n".join(session) + "\nSESSION"
-    out.append("printf '%s\\n' " + shlex.quote(line))
-    out.append('(exit "$status")  # for the $? of the next command')
-    out.append("{ " + cmd + "\n} 2>&1; status=$?")
-open(script, "w").write("\n".join(out) + "\n")
-open(expected, "w").write("\n".join(want) + "\n")
-EOF
-}
-
 @test "the examples of sufs-debug(8) run in order from an empty directory and print what the page shows" {
 	require_root     # the page shows the files as user 0's
-	require_cmd python3
 	require_cmd dot  # the session renders its graph with deps --svg
-	page_examples "$SUFS_SRCDIR/man/sufs-debug.8" "$T/examples.sh" "$T/expected"
-	mkdir "$T/run"
-	(
-		cd "$T/run" &&
-		PATH=$SUFS_BUILDDIR/mkfs:$SUFS_BUILDDIR/debug:$SUFS_BUILDDIR/fsck:$PATH \
-			env -u TZ -u SOURCE_DATE_EPOCH bash "$T/examples.sh" >"$T/actual"
-	)
+	run_examples sufs-debug.8 --prompt sufs-debug
 	run diff -u "$T/expected" "$T/actual"
 	assert_success
 	# and every image the page leaves behind is clean

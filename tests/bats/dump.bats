@@ -556,69 +556,10 @@ assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups
 
 # ---- the manual page ----------------------------------------------------------------
 
-# page_examples PAGE SCRIPT EXPECTED: the commands of the EXAMPLES of PAGE
-# (the lines "$ ..." of its .EX or .nf blocks, with the lines of a here
-# document after "<<EOF") as a bash script, and the transcript it should
-# print: each command line, then what it prints, standard error too.
-page_examples() {
-	python3 - "$@" <<'EOF'
-import re, shlex, sys
-
-page, script, expected = sys.argv[1:]
-ROFF = {"-": "-", "e": "\\", "&": "", "(aq": "'", "(dq": '"', "(rs": "\\",
-        "fB": "", "fI": "", "fR": "", "fP": ""}
-
-def text(line):
-    return re.sub(r"\\(\(..|f.|.)", lambda m: ROFF[m.group(1)], line)
-
-lines, section, block = [], None, False
-for raw in open(page, encoding="utf-8").read().split("\n"):
-    if raw.startswith(".SH"):
-        section = raw
-    elif section != ".SH EXAMPLES":
-        continue
-    elif raw in (".EX", ".nf", ".EE", ".fi"):
-        block = raw in (".EX", ".nf")
-        lines.append(None)  # a block ends, and the output of its last command
-    elif block and raw not in (".RS", ".RE"):
-        lines.append(text(raw))
-
-out, want, i = ["status=0"], [], 0
-while i < len(lines):
-    line = lines[i]
-    i += 1
-    if line is None or not line.startswith("$ "):
-        continue
-    cmd = line[2:]
-    want.append(line)
-    if re.search(r"<<'?EOF'?$", cmd):
-        while lines[i] != "EOF":
-            cmd += "\n" + lines[i]
-            i += 1
-        cmd += "\nEOF"
-        i += 1
-    while i < len(lines) and lines[i] is not None and not lines[i].startswith("$ "):
-        want.append(lines[i])
-        i += 1
-    out.append("printf '%s\\n' " + shlex.quote(line))
-    out.append('(exit "$status")  # for the $? of the next command')
-    out.append("{ " + cmd + "\n} 2>&1; status=$?")
-open(script, "w").write("\n".join(out) + "\n")
-open(expected, "w").write("\n".join(want) + "\n")
-EOF
-}
-
 @test "the examples of sufs-dump(8) run in order from an empty directory and print what the page shows" {
 	require_root  # the page shows the files of its tree as user 0's
-	require_cmd python3
 	require_cmd jq
-	page_examples "$SUFS_SRCDIR/man/sufs-dump.8" "$T/examples.sh" "$T/expected"
-	mkdir "$T/run"
-	(
-		cd "$T/run" &&
-		PATH=$SUFS_BUILDDIR/mkfs:$SUFS_BUILDDIR/debug:$SUFS_BUILDDIR/dump:$PATH \
-			env -u TZ -u SOURCE_DATE_EPOCH bash "$T/examples.sh" >"$T/actual"
-	)
+	run_examples sufs-dump.8
 	run diff -u "$T/expected" "$T/actual"
 	assert_success
 }

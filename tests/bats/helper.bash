@@ -71,3 +71,22 @@ require_cmd() {
 require_mktree() {
 	[ -n "$MKTREE" ] || skip "needs shared/tools/mktree beside the repository"
 }
+
+# run_examples PAGE [--prompt PROGRAM]: run the commands of the EXAMPLES of
+# man/PAGE one after the other (tests/bats/examples.py) in the empty
+# directory $T/run, the build's programs first in PATH, neither TZ nor
+# SOURCE_DATE_EPOCH set (the page sets what it needs); leaves the
+# transcript the page shows in $T/expected and the one the commands
+# printed in $T/actual, for the test to compare.
+run_examples() {
+	local b=$SUFS_BUILDDIR
+	require_cmd python3
+	python3 "$SUFS_SRCDIR/tests/bats/examples.py" "$SUFS_SRCDIR/man/$1" \
+		"$T/examples.sh" "$T/expected" "${@:2}" || return 1
+	mkdir -p "$T/run"
+	(
+		cd "$T/run" &&
+		PATH=$b/mkfs:$b/debug:$b/fsck:$b/replay:$b/dump:$b/snapshot:$PATH \
+			env -u TZ -u SOURCE_DATE_EPOCH bash "$T/examples.sh" >"$T/actual"
+	)
+}

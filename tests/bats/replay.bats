@@ -1045,3 +1045,12 @@ EOF
 	assert_failure 2
 	assert_output --partial "cannot create the I/O log"
 }
+
+@test "the examples of sufs-replay(8) run in order from an empty directory and print what the page shows" {
+	require_root  # the page shows the files as user 0's
+	run_examples sufs-replay.8
+	# what the page cannot promise: how long things take
+	local vary='s/^(Wall time: +)[0-9.]+ s$/\1(time)/
+		s/^[0-9.]+ s to run, [0-9.]+ s to check: [0-9]+ states\/s$/(times)/'
+	diff -u <(sed -E "$vary" "$T/expected") <(sed -E "$vary" "$T/actual")
+}
