@@ -473,8 +473,8 @@ static int read_super(struct sufs_dev *dev, uint64_t off, struct sufs_super *sb,
 	int err;
 
 	*why = "unreadable";
-	if (!dev->is_blockdev && off + SUFS_SB_SIZE > dev->size) {
-		*why = "the image is too small to hold it";
+	if (!dev->is_blockdev && (dev->size < SUFS_SB_SIZE || off > dev->size - SUFS_SB_SIZE)) {
+		*why = "the image is too small to hold a superblock there";
 		return -SUFS_EMAGIC;
 	}
 	err = sufs_dev_read(dev, off, raw, sizeof(raw));
