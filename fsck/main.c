@@ -619,7 +619,8 @@ int main(int argc, char **argv)
 			r.error = rc;
 			print_json(&u, &r, EXIT_BG_REFUSED);
 		}
-		return EXIT_BG_REFUSED;
+		status = EXIT_BG_REFUSED;
+		goto out;
 	}
 	status = r.status;
 	if (rc && !(status & (SUFS_EXIT_OPERROR | SUFS_EXIT_LIBERROR)))
@@ -633,6 +634,7 @@ int main(int argc, char **argv)
 	} else {
 		print_summary(&u, &r);
 	}
+out:
 	for (size_t i = 0; i < u.nprobs; i++)
 		free(u.probs[i].message);
 	free(u.probs);
