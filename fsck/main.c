@@ -378,7 +378,7 @@ static void describe_error(struct ui *u, uint64_t sb_offset, int rc, const char 
 	uint64_t off = sb_offset ? sb_offset : SUFS_SB_OFFSET;
 	struct stat st;
 
-	if (rc == -SUFS_EMAGIC && stat(u->image, &st) == 0 && S_ISREG(st.st_mode) &&
+	if (rc == -SUFS_ESHORT && stat(u->image, &st) == 0 && S_ISREG(st.st_mode) &&
 	    (off > (uint64_t)st.st_size || (uint64_t)st.st_size - off < SUFS_SB_SIZE)) {
 		snprintf(u->error, sizeof(u->error), "not a sufs file system: the image is "
 			 "%llu bytes, too small to hold a superblock at byte %llu",

@@ -473,9 +473,10 @@ static int read_super(struct sufs_dev *dev, uint64_t off, struct sufs_super *sb,
 	int err;
 
 	*why = "unreadable";
+	memset(sb, 0, sizeof(*sb)); /* what the callers read of a superblock not read */
 	if (!dev->is_blockdev && (dev->size < SUFS_SB_SIZE || off > dev->size - SUFS_SB_SIZE)) {
 		*why = "the image is too small to hold a superblock there";
-		return -SUFS_EMAGIC;
+		return -SUFS_ESHORT;
 	}
 	err = sufs_dev_read(dev, off, raw, sizeof(raw));
 	if (err)
@@ -609,7 +610,8 @@ static int choose_super(struct chk *c, struct sufs_dev *dev, uint64_t *off,
 		*sb = p;
 		return 0;
 	}
-	if (err == -SUFS_ETRUNCATED || (err != -SUFS_EMAGIC && err != -SUFS_ECHECKSUM &&
+	if (err == -SUFS_ETRUNCATED || (err != -SUFS_EMAGIC && err != -SUFS_ESHORT &&
+					err != -SUFS_ECHECKSUM &&
 					err != -SUFS_ECORRUPT && err != -SUFS_EVERSION &&
 					err != -SUFS_EFEATURE))
 		return err;

@@ -16,6 +16,7 @@ static const char *const messages[] = {
 	[SUFS_ENOSLOT - SUFS_EBASE] = "all snapshot slots are taken",
 	[SUFS_ENOTSNAP - SUFS_EBASE] = "no such snapshot",
 	[SUFS_EBGREFUSED - SUFS_EBASE] = "background check refused: the image needs a full check",
+	[SUFS_ESHORT - SUFS_EBASE] = "not a sufs file system (too small to hold a superblock)",
 };
 
 const char *sufs_strerror(int err)

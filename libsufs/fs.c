@@ -233,7 +233,7 @@ int sufs_open_dev(struct sufs_dev *dev, unsigned flags, uint64_t sb_offset,
 	if (!sb_offset)
 		sb_offset = SUFS_SB_OFFSET;
 	if (!dev->is_blockdev && dev->size < sb_offset + SUFS_SB_SIZE)
-		return -SUFS_EMAGIC; /* too short to hold a superblock there */
+		return -SUFS_ESHORT;
 	err = sufs_dev_read(dev, sb_offset, raw, sizeof(raw));
 	if (err)
 		return err;

@@ -42,6 +42,7 @@ enum sufs_err {
 	SUFS_ENOSLOT,     /* all snapshot slots are taken */
 	SUFS_ENOTSNAP,    /* no snapshot of that name */
 	SUFS_EBGREFUSED,  /* a background check is not possible: run a full check */
+	SUFS_ESHORT,      /* the image is too small to hold a superblock */
 	SUFS_ELAST
 };
 

@@ -413,7 +413,7 @@ assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups
 	: >"$T/empty"
 	run "$DUMP" "$T/empty"
 	[ "$status" -eq 2 ]
-	assert_output "sufs-dump: $T/empty: not a sufs file system (bad magic number)"
+	assert_output "sufs-dump: $T/empty: not a sufs file system (too small to hold a superblock)"
 }
 
 @test "a file of random bytes is not a sufs file system" {

@@ -1758,6 +1758,23 @@ static void a_backup_superblock_opens_the_same_file_system(void **state)
 	assert_int_equal(sufs_close(fs), 0);
 }
 
+/* An image that ends before the superblock would is too short, not one
+ * with a bad magic number; one that holds zeros there has a bad magic. */
+static void an_image_too_short_for_a_superblock_says_so(void **state)
+{
+	struct tfs *t = *state;
+	struct sufs_fs *fs;
+
+	tu_close(t);
+	assert_int_equal(truncate(t->path, SUFS_SB_OFFSET + SUFS_SB_SIZE - 1), 0);
+	assert_int_equal(sufs_open(t->path, 0, &fs), -SUFS_ESHORT);
+	assert_non_null(strstr(sufs_strerror(-SUFS_ESHORT), "too small"));
+	assert_int_equal(truncate(t->path, 0), 0);
+	assert_int_equal(sufs_open(t->path, 0, &fs), -SUFS_ESHORT);
+	assert_int_equal(truncate(t->path, SUFS_SB_OFFSET + SUFS_SB_SIZE), 0);
+	assert_int_equal(sufs_open(t->path, 0, &fs), -SUFS_EMAGIC);
+}
+
 static void an_image_whose_mkfs_never_closed_does_not_open(void **state)
 {
 	struct tfs *t = *state;
@@ -1885,6 +1902,7 @@ int main(void)
 		T(a_create_that_fails_gives_back_its_inode_and_blocks),
 		T(everything_made_survives_close_and_reopen),
 		T(a_backup_superblock_opens_the_same_file_system),
+		T(an_image_too_short_for_a_superblock_says_so),
 		T(an_image_whose_mkfs_never_closed_does_not_open),
 		cmocka_unit_test(the_same_operations_with_a_fixed_clock_give_byte_identical_images),
 		IN_MODES(unlink_removes_a_name_and_the_file_goes_with_its_last_one),
