@@ -10,8 +10,11 @@
  * the entry's bytes in the block.
  *
  * It holds, per directory: an open-addressing table from a name's hash to
- * the (block, offset) of its entry, and per block the largest room a new
- * entry could take there (free slot or slack after a live entry).
+ * the (block, offset) of its entry; per block the largest room a new
+ * entry could take there (free slot or slack after a live entry); and for
+ * each size an entry can have, the first block that may have room for it
+ * (as FreeBSD's dh_firstfree), so that finding room does not scan every
+ * block's room when the early blocks keep a little slack.
  */
 #include "config.h"
 #include "sufs_int.h"
@@ -21,6 +24,7 @@
 
 #define DIRHASH_MIN_BLOCKS 4
 #define DIRHASH_MAX_DIRS 32
+#define FITS ((SUFS_DIRENT_HDR + SUFS_NAME_MAX + 7) / 8 + 1) /* entry sizes / 8, and 0 */
 #define EMPTY 0xffffffffu
 #define GONE 0xfffffffeu
 
@@ -37,7 +41,7 @@ struct dirhash {
 	uint32_t nslots, nlive, ngone;
 	uint16_t *room;    /* per block: the largest entry size that fits */
 	uint32_t nblocks, capblocks;
-	uint32_t first;    /* no block before it has room for even the smallest entry */
+	uint32_t fit[FITS]; /* no block before fit[s] has room for an entry of 8 * s bytes */
 };
 
 static uint32_t name_hash(const char *name, size_t len)
@@ -128,6 +132,8 @@ static uint16_t block_room(const uint8_t *blk, uint32_t bsize)
 
 static int set_room(struct dirhash *h, uint32_t lblk, uint16_t room)
 {
+	uint32_t s;
+
 	if (lblk >= h->capblocks) {
 		uint32_t cap = h->capblocks ? h->capblocks : 16;
 		uint16_t *p;
@@ -142,8 +148,9 @@ static int set_room(struct dirhash *h, uint32_t lblk, uint16_t room)
 	if (lblk >= h->nblocks)
 		h->nblocks = lblk + 1;
 	h->room[lblk] = room;
-	if (room >= dirent_size(1) && lblk < h->first)
-		h->first = lblk;
+	for (s = 0; s < FITS && 8 * s <= room; s++)
+		if (h->fit[s] > lblk)
+			h->fit[s] = lblk;
 	return 0;
 }
 
@@ -257,15 +264,17 @@ void dirhash_remove(struct sufs_fs *fs, struct dirhash *h, const char *name, siz
 		dirhash_drop(fs, h->ino);
 }
 
-/* The first block with room for an entry of `need` bytes, or UINT32_MAX. */
+/* The first block with room for an entry of `need` bytes (dirent_size()),
+ * or UINT32_MAX.  A size's pointer only moves back when a block gains
+ * room, so adding n names costs O(n + blocks) in all. */
 uint32_t dirhash_find_room(struct dirhash *h, uint32_t need)
 {
-	uint32_t i;
+	uint32_t s = (need + 7) / 8, *p;
 
-	while (h->first < h->nblocks && h->room[h->first] < dirent_size(1))
-		h->first++;
-	for (i = h->first; i < h->nblocks; i++)
-		if (h->room[i] >= need)
-			return i;
+	if (s >= FITS)
+		return UINT32_MAX;
+	for (p = &h->fit[s]; *p < h->nblocks; ++*p)
+		if (h->room[*p] >= 8 * s)
+			return *p;
 	return UINT32_MAX;
 }

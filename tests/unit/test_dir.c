@@ -174,6 +174,83 @@ static void a_directory_grows_block_by_block_and_every_block_verifies(void **sta
 	free(l);
 }
 
+/* Which block of dir holds name (or -1); and the first block with room for
+ * an entry of need bytes (or the block count: a new block), as a scan of
+ * every block finds them. */
+static int64_t block_of(struct sufs_fs *fs, const struct sufs_inode *din, const char *name,
+			uint32_t need, int64_t *first_room)
+{
+	uint64_t lblk, pblk, n = din->size / BS;
+	uint32_t off, reclen, used;
+	int64_t found = -1;
+	struct buf *b;
+
+	*first_room = (int64_t)n;
+	for (lblk = 0; lblk < n; lblk++) {
+		assert_int_equal(bmap_get(fs, din, lblk, &pblk), 0);
+		assert_int_equal(buf_get(fs, pblk, BUF_DIR, &b), 0);
+		for (off = 0; off < BS - SUFS_DIR_TAIL_SIZE; off += reclen) {
+			const uint8_t *de = b->data + off;
+			reclen = get16(de + DE_RECLEN);
+			used = get32(de + DE_INO) ? dirent_size(de[DE_NAMELEN]) : 0;
+			if (reclen - used >= need && *first_room == (int64_t)n)
+				*first_room = (int64_t)lblk;
+			if (used && de[DE_NAMELEN] == strlen(name) &&
+			    !memcmp(de + DE_NAME, name, strlen(name)))
+				found = (int64_t)lblk;
+		}
+		buf_put(fs, b);
+	}
+	return found;
+}
+
+/* The index of a large directory (dirhash) finds room where a scan of
+ * its blocks would: the first block with room for the new entry, also
+ * after removals free room in early blocks and names of every length come
+ * and go. */
+static void a_large_directory_puts_a_name_in_the_first_block_with_room(void **state)
+{
+	struct tfs *t = *state;
+	struct sufs_inode din;
+	uint32_t dir = new_dir(t->fs, &din), i, old, len;
+	static char names[700][100];
+	static int live[700];
+	int64_t want, got;
+
+	for (i = 0; i < 700; i++) {
+		/* "i-" and then x's, 5 to 94 bytes in all */
+		len = (uint32_t)snprintf(names[i], sizeof(names[i]), "%u-", i);
+		while (len < 5 + (i * 37) % 90)
+			names[i][len++] = 'x';
+		names[i][len] = 0;
+		if (i >= 400) {
+			/* take away an earlier name first, so that room opens up */
+			uint32_t k = (i * 7919) % i;
+			if (live[k]) {
+				assert_int_equal(dir_set(t->fs, dir, &din, names[k], strlen(names[k]),
+							 0, 0, UPD_DIRREM, &(struct waits){ 0 }, &old,
+							 NULL), 0);
+				live[k] = 0;
+			}
+		}
+		block_of(t->fs, &din, names[i], dirent_size((uint32_t)strlen(names[i])), &want);
+		add(t->fs, dir, &din, names[i], 1000 + i);
+		live[i] = 1;
+		got = block_of(t->fs, &din, names[i], 0, &(int64_t){ 0 });
+		if (got != want)
+			fail_msg("name %u (%zu bytes) went to block %lld, not %lld", i,
+				 strlen(names[i]), (long long)got, (long long)want);
+	}
+	assert_true(din.size / BS >= 2 * 4); /* large enough to be indexed */
+	for (i = 0; i < 700; i++) {
+		uint32_t ino = 0;
+		assert_int_equal(dir_lookup(t->fs, dir, &din, names[i], strlen(names[i]), &ino),
+				 live[i] ? 0 : -ENOENT);
+		if (live[i])
+			assert_int_equal(ino, 1000 + i);
+	}
+}
+
 static void names_of_255_bytes_are_kept_whole(void **state)
 {
 	struct sufs_fs *fs = ((struct tfs *)*state)->fs;
@@ -387,6 +464,7 @@ int main(void)
 		T1(added_names_are_found_and_listed_in_the_order_they_were_added),
 		T1(adding_an_existing_name_fails_with_eexist_and_changes_nothing),
 		T1(a_directory_grows_block_by_block_and_every_block_verifies),
+		T1(a_large_directory_puts_a_name_in_the_first_block_with_room),
 		T1(names_of_255_bytes_are_kept_whole),
 		T1(a_name_of_256_bytes_is_too_long),
 		T1(names_that_are_empty_or_hold_a_slash_or_nul_are_refused),
