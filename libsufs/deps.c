@@ -94,8 +94,8 @@
  * reached the disk (a file removed early) is forgotten with its updates,
  * when nothing that waited for them can show an older state
  * (deps_forget_new()); and a drain writes first only the blocks that
- * others wait for (deps_drain()), so that a block is not written once per
- * step of a chain that passes it.
+ * others wait for, whole ones first (deps_drain()), so that a block is not
+ * written once per step of a chain that passes it.
  *
  * Write modes change only the write-back policy: in async mode no updates
  * are recorded and blocks go out as they stand; in sync mode each
@@ -1368,20 +1368,43 @@ static int want_awaited(struct sufs_fs *fs, struct buf *b, void *arg)
 	return 0;
 }
 
+/* Does b carry an update that is waited for, and may it go whole, with
+ * nothing undone?  (u->included is deps_image()'s scratch: it sets it
+ * again when it builds the image.) */
+static int want_awaited_whole(struct sufs_fs *fs, struct buf *b, void *arg)
+{
+	struct upd *u;
+	int awaited = 0;
+
+	(void)fs; (void)arg;
+	for (u = b->upds; u; u = u->bnext) {
+		u->included = (uint8_t)allowed(u);
+		if (!u->included)
+			return 0;
+		awaited |= u->afters || u->deferred;
+	}
+	return awaited;
+}
+
 /*
  * Write epochs until nothing is dirty and no work is deferred.  While some
  * block carries an update that others (or deferred work) wait for, an
  * epoch writes only such blocks: the rest would be written again when what
  * waits reaches them (a removal's names, then its inodes, then the
- * bitmaps its frees change).  When none does, an epoch writes everything
- * it may.
+ * bitmaps its frees change).  Those that can go whole go first: one that
+ * would go with some of its updates undone (a new directory block, whose
+ * header a pointer waits for, holding names whose inodes are not on disk)
+ * would be written again for them.  When no block is waited for, an epoch
+ * writes everything it may.
  */
 int deps_drain(struct sufs_fs *fs)
 {
 	int n;
 
 	while (fs->cache.dirty || fs->deps.ndeferred) {
-		n = deps_epoch(fs, want_awaited, NULL, 1);
+		n = deps_epoch(fs, want_awaited_whole, NULL, 1);
+		if (n == 0)
+			n = deps_epoch(fs, want_awaited, NULL, 1);
 		if (n == 0)
 			n = deps_epoch(fs, NULL, NULL, 1);
 		if (n < 0)

@@ -2079,6 +2079,46 @@ static void removing_a_deep_tree_writes_each_block_once_in_a_sync(void **state)
 	assert_int_equal(deps_check(fs), 0);
 }
 
+/*
+ * A new directory block carries its header, which the directory's pointer
+ * waits for, and names, which wait for their new inodes.  A sync writes it
+ * once, whole, after the inodes: not once without its names for the
+ * pointer's sake and again with them.
+ */
+static void a_sync_writes_a_new_directory_block_once_with_its_names(void **state)
+{
+	struct tfs *t = *state;
+	static struct rec r;
+	struct sufs_fs *fs;
+	struct sufs_stat st;
+	uint64_t blk;
+	uint32_t d;
+	char name[32];
+	size_t i, writes = 0;
+	unsigned f;
+
+	open_recorded(t, &r);
+	fs = t->fs;
+	d = mkdir_(fs, SUFS_ROOT_INO, "d");
+	assert_int_equal(sufs_sync(fs), 0);
+	r.n = 0;
+	for (f = 0; ; f++) {
+		assert_int_equal(sufs_stat(fs, d, &st), 0);
+		if (st.size > fs->bsize)
+			break;
+		snprintf(name, sizeof(name), "a-name-of-twenty-%03u", f);
+		mkfile(fs, d, name);
+	}
+	assert_int_equal(sufs_bmap(fs, d, 1, &blk), 0);
+	assert_int_not_equal(blk, 0);
+	assert_int_equal(r.n, 0);
+	assert_int_equal(sufs_sync(fs), 0);
+	for (i = 0; i < r.n; i++)
+		writes += r.log[i].blk == blk;
+	assert_int_equal(writes, 1);
+	assert_int_equal(deps_check(fs), 0);
+}
+
 /* ---- write modes ----------------------------------------------------------------------- */
 
 /* Operations of every kind; check(fs, what) after each. */
@@ -3098,6 +3138,7 @@ int main(void)
 		T(a_file_removed_before_it_reached_the_disk_is_never_written),
 		T(a_file_is_forgotten_whether_or_not_its_inode_block_holds_a_change_never_undone),
 		T(removing_a_deep_tree_writes_each_block_once_in_a_sync),
+		T(a_sync_writes_a_new_directory_block_once_with_its_names),
 		T(in_sync_mode_every_operation_leaves_nothing_but_data_pending),
 		T(in_async_mode_no_update_is_recorded_and_a_sync_is_one_barrier),
 		T(in_softdep_mode_nothing_is_written_until_a_limit_or_a_sync_asks),
