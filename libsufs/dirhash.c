@@ -265,8 +265,9 @@ void dirhash_remove(struct sufs_fs *fs, struct dirhash *h, const char *name, siz
 }
 
 /* The first block with room for an entry of `need` bytes (dirent_size()),
- * or UINT32_MAX.  A size's pointer only moves back when a block gains
- * room, so adding n names costs O(n + blocks) in all. */
+ * or UINT32_MAX.  A size's pointer moves back only when a block gains
+ * room (a removal), so n adds with no removal between them cost
+ * O(n + blocks) in all, not O(n * blocks). */
 uint32_t dirhash_find_room(struct dirhash *h, uint32_t need)
 {
 	uint32_t s = (need + 7) / 8, *p;
