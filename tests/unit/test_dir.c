@@ -224,8 +224,9 @@ static void a_large_directory_puts_a_name_in_the_first_block_with_room(void **st
 			names[i][len++] = 'x';
 		names[i][len] = 0;
 		if (i >= 400) {
-			/* take away an earlier name first, so that room opens up */
-			uint32_t k = (i * 7919) % i;
+			/* take away an earlier name first (one of any age and
+			 * length), so that room opens up */
+			uint32_t k = (uint32_t)(((uint64_t)i * 2654435761u) >> 16) % i;
 			if (live[k]) {
 				assert_int_equal(dir_set(t->fs, dir, &din, names[k], strlen(names[k]),
 							 0, 0, UPD_DIRREM, &(struct waits){ 0 }, &old,
