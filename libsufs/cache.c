@@ -1,7 +1,8 @@
 /*
  * cache.c - the buffer cache.
  *
- * One buffer per block, found through a hash table and kept on an LRU list.
+ * One buffer per block, found through a hash table and kept on an LRU list;
+ * the dirty ones are on a list of their own as well.
  * A buffer always holds the newest bytes of its block.  Layers above change
  * those bytes only after announcing the change with buf_update(); the cache
  * owns the decision of when a block goes out and what bytes it carries: the
@@ -66,6 +67,28 @@ static void lru_append(struct cache *c, struct buf *b)
 	c->lru.prev = b;
 }
 
+/* The dirty buffers are also on a list of their own, so that an epoch
+ * reads only them, not the whole cache. */
+static void dirty_link(struct cache *c, struct buf *b)
+{
+	b->dirty = 1;
+	c->dirty++;
+	b->dnext = c->dirtylist;
+	if (b->dnext)
+		b->dnext->dprev = &b->dnext;
+	b->dprev = &c->dirtylist;
+	c->dirtylist = b;
+}
+
+void cache_set_clean(struct sufs_fs *fs, struct buf *b)
+{
+	*b->dprev = b->dnext;
+	if (b->dnext)
+		b->dnext->dprev = b->dprev;
+	b->dirty = 0;
+	fs->cache.dirty--;
+}
+
 struct buf *cache_lookup(struct sufs_fs *fs, uint64_t blk);
 
 static struct buf *lookup(struct cache *c, uint64_t blk)
@@ -87,7 +110,7 @@ static void buf_free(struct sufs_fs *fs, struct buf *b)
 	*pp = b->hnext;
 	lru_unlink(b);
 	if (b->dirty)
-		c->dirty--;
+		cache_set_clean(fs, b);
 	c->count--;
 	free(b->spans);
 	free(b->grains);
@@ -281,10 +304,8 @@ static void mark_dirty(struct sufs_fs *fs, struct buf *b)
 {
 	b->csum_known = 0; /* its bytes change */
 	b->inodes_ok = 0;
-	if (!b->dirty) {
-		b->dirty = 1;
-		fs->cache.dirty++;
-	}
+	if (!b->dirty)
+		dirty_link(&fs->cache, b);
 }
 
 /*
@@ -318,9 +339,8 @@ void buf_touch(struct sufs_fs *fs, struct buf *b)
 void buf_clean(struct sufs_fs *fs, struct buf *b)
 {
 	if (b->dirty && !b->upds) {
-		b->dirty = 0;
 		b->plain = 0;
-		fs->cache.dirty--;
+		cache_set_clean(fs, b);
 	}
 }
 

@@ -1103,8 +1103,8 @@ int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, v
 		free(list);
 		return -ENOMEM;
 	}
-	for (b = c->lru.next; b != &c->lru; b = b->next)
-		if (b->dirty && (!want || want(fs, b, arg)))
+	for (b = c->dirtylist; b; b = b->dnext)
+		if (!want || want(fs, b, arg))
 			list[n++] = b;
 	qsort(list, n, sizeof(*list), cmp_blk);
 	for (i = 0; i < n && !err; i += run) {
@@ -1160,10 +1160,8 @@ int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, v
 		}
 		b->plain = 0;
 		fs->deps.undone += b->undone_in_write;
-		if (!b->undone_in_write) {
-			b->dirty = 0;
-			c->dirty--;
-		}
+		if (!b->undone_in_write)
+			cache_set_clean(fs, b);
 		mark_on_disk(fs, b);
 	}
 	if (!err) {
@@ -1257,13 +1255,22 @@ int deps_flush_set(struct sufs_fs *fs, upd_id *ids, size_t n)
 /* ---- invariants ---------------------------------------------------------------------- */
 
 /* Check invariants (1)-(3) over every pending update ((2) only while
- * memory has never run out); -EFAULT if one fails. */
+ * memory has never run out), and that the cache's dirty list holds the
+ * dirty buffers, each once; -EFAULT if one fails. */
 int deps_check(struct sufs_fs *fs)
 {
 	struct deps *d = &fs->deps;
 	struct upd *u, *o;
 	struct edge *e;
+	struct buf *b, **prev = &fs->cache.dirtylist;
 	size_t i, count = 0;
+
+	for (b = fs->cache.dirtylist; b; prev = &b->dnext, b = b->dnext)
+		if (!b->dirty || b->dprev != prev || ++count > fs->cache.dirty)
+			return -EFAULT;
+	if (count != fs->cache.dirty)
+		return -EFAULT;
+	count = 0;
 
 	for (i = 0; i < d->nhash; i++) {
 		for (u = d->hash[i]; u; u = u->hnext) {
@@ -1402,9 +1409,14 @@ int deps_drain(struct sufs_fs *fs)
 	int n;
 
 	while (fs->cache.dirty || fs->deps.ndeferred) {
-		n = deps_epoch(fs, want_awaited_whole, NULL, 1);
-		if (n == 0)
-			n = deps_epoch(fs, want_awaited, NULL, 1);
+		n = 0;
+		/* with no wait left (no edge, no deferred work), none is
+		 * awaited: skip the searches, which read every record */
+		if (fs->deps.edges || fs->deps.ndeferred) {
+			n = deps_epoch(fs, want_awaited_whole, NULL, 1);
+			if (n == 0)
+				n = deps_epoch(fs, want_awaited, NULL, 1);
+		}
 		if (n == 0)
 			n = deps_epoch(fs, NULL, NULL, 1);
 		if (n < 0)
@@ -1550,9 +1562,8 @@ int sufs_deps_walk(struct sufs_fs *fs, uint64_t blk, sufs_deps_fn fn, void *arg)
 	list = malloc((c->dirty + 1) * sizeof(*list));
 	if (!list)
 		return -ENOMEM;
-	for (b = c->lru.next; b != &c->lru && n < c->dirty; b = b->next)
-		if (b->dirty)
-			list[n++] = b;
+	for (b = c->dirtylist; b; b = b->dnext)
+		list[n++] = b;
 	qsort(list, n, sizeof(*list), cmp_blk);
 	for (i = 0; i < n && !rc; i++)
 		rc = report_block(&r, list[i], 0, fn, arg);

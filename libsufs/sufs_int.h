@@ -207,6 +207,7 @@ struct buf {
 	uint8_t *data;
 	struct buf *hnext;              /* hash chain */
 	struct buf *prev, *next;        /* LRU list, oldest first */
+	struct buf *dnext, **dprev;     /* the dirty list, while dirty */
 	uint32_t refs;
 	uint8_t type;
 	uint8_t dirty;
@@ -234,6 +235,7 @@ struct cache {
 	struct buf **hash;
 	size_t nhash;
 	size_t count, dirty;
+	struct buf *dirtylist;          /* the dirty buffers, in no order */
 	size_t limit;                   /* buffers kept at most (soft) */
 	size_t dirty_limit;             /* write back when more are dirty */
 	struct buf lru;                 /* sentinel */
@@ -310,6 +312,8 @@ int cache_writeback(struct sufs_fs *fs);
 void cache_seal(struct sufs_fs *fs, struct buf *b, uint8_t *image);
 struct buf *cache_lookup(struct sufs_fs *fs, uint64_t blk);
 void buf_clean(struct sufs_fs *fs, struct buf *b);
+/* b (dirty) is written: off the dirty list */
+void cache_set_clean(struct sufs_fs *fs, struct buf *b);
 
 /* deps.c */
 struct upd *deps_find(struct sufs_fs *fs, upd_id id);
