@@ -312,7 +312,8 @@ int cache_writeback(struct sufs_fs *fs);
 void cache_seal(struct sufs_fs *fs, struct buf *b, uint8_t *image);
 struct buf *cache_lookup(struct sufs_fs *fs, uint64_t blk);
 void buf_clean(struct sufs_fs *fs, struct buf *b);
-/* b (dirty) is written: off the dirty list */
+/* b is dirty no more (written, its block freed, or dropped): off the
+ * dirty list */
 void cache_set_clean(struct sufs_fs *fs, struct buf *b);
 
 /* deps.c */
