@@ -1086,20 +1086,29 @@ static int view_build(struct view *v, const struct state *s, uint64_t seed, size
 
 /* ---- checking a state --------------------------------------------------------------- */
 
-/* The findings of a check, kept as text for the report of a violation. */
+/* Problems are counted by their row in the checker's table. */
+#define KINDS_MAX 128
+
+/* The findings of a check, kept as text for the report of a violation;
+ * or only the rows of the problems found. */
 struct findings {
 	char *text;
 	size_t len;
 	FILE *f;
+	uint8_t *seen;            /* [KINDS_MAX]: rows found, or NULL */
 };
 
 static void report_fn(void *arg, const struct sufs_problem *p, int fixed)
 {
 	struct findings *fd = arg;
+	size_t n;
+	const struct sufs_problem_def *table = sufs_problem_table(&n);
 
 	if (fd->f)
 		fprintf(fd->f, "    %s [%s]%s\n", p->message, p->def->name,
 			(p->def->flags & SUFS_PR_LEAK) ? " (leak)" : "");
+	if (fd->seen && p->def >= table && p->def < table + n && p->def - table < KINDS_MAX)
+		fd->seen[p->def - table] = 1;
 	(void)fixed;
 }
 
@@ -1276,6 +1285,7 @@ struct counts {
 	uint64_t refused;         /* --bgfsck: states the background check refused */
 	uint64_t violations;
 	uint64_t expectations;    /* oracle records checked */
+	uint64_t found[KINDS_MAX]; /* states each problem was found in, by row */
 };
 
 static int save_image(struct harness *h, struct view *v, const char *name, char *path,
@@ -1398,6 +1408,8 @@ static int check_state(struct harness *h, struct view *v, struct sufs_dev *dev,
 {
 	struct sufs_check_result r1, r2, r3;
 	struct findings fd = { 0 };
+	uint8_t seen[KINDS_MAX] = { 0 };
+	struct findings kinds = { .seen = seen };
 	char why[600] = "", name[64], img[4096], *text = NULL;
 	size_t len = 0;
 	FILE *out;
@@ -1409,7 +1421,9 @@ static int check_state(struct harness *h, struct view *v, struct sufs_dev *dev,
 	if (rc)
 		return rc;
 	c->states++;
-	rc = run_check(dev, SUFS_CHECK_NO, NULL, &r1);
+	rc = run_check(dev, SUFS_CHECK_NO, &kinds, &r1);
+	for (size_t k = 0; k < KINDS_MAX; k++)
+		c->found[k] += seen[k];
 	if (rc) {
 		snprintf(why, sizeof(why), "the check failed: %s", sufs_strerror(rc));
 		bad = 1;
@@ -1532,6 +1546,7 @@ static void sample_states(struct states *ss, uint64_t sample, uint64_t seed)
 static int run_jobs(struct harness *h, const struct states *ss, struct counts *total)
 {
 	unsigned jobs = h->o->jobs ? h->o->jobs : 1, j, failed = 0;
+	size_t k;
 	struct counts *shared;
 	struct progress pb;
 	pid_t *pids;
@@ -1581,12 +1596,39 @@ static int run_jobs(struct harness *h, const struct states *ss, struct counts *t
 		total->refused += shared[j].refused;
 		total->violations += shared[j].violations;
 		total->expectations += shared[j].expectations;
+		for (k = 0; k < KINDS_MAX; k++)
+			total->found[k] += shared[j].found[k];
 	}
 	munmap(shared, jobs * sizeof(*shared) + sizeof(uint64_t));
 	free(pids);
 	if (!rc && failed)
 		rc = -EIO;
 	return rc;
+}
+
+/* The problems the first check found, each with the number of states it
+ * was found in, in the table's order: "name":n,... (JSON) or name n, ... */
+static void print_found(const struct counts *c, int json)
+{
+	size_t n, k;
+	const struct sufs_problem_def *table = sufs_problem_table(&n);
+	const char *sep = "";
+
+	for (k = 0; k < n && k < KINDS_MAX; k++) {
+		if (!c->found[k])
+			continue;
+		printf(json ? "%s\"%s\":%" PRIu64 : "%s%s %" PRIu64, sep, table[k].name,
+		       c->found[k]);
+		sep = json ? "," : ", ";
+	}
+}
+
+static int found_any(const struct counts *c)
+{
+	for (size_t k = 0; k < KINDS_MAX; k++)
+		if (c->found[k])
+			return 1;
+	return 0;
 }
 
 static void print_summary(const struct harness *h, const struct states *ss,
@@ -1605,10 +1647,12 @@ static void print_summary(const struct harness *h, const struct states *ss,
 		printf(",\"mode\":\"%s\",\"operations\":%" PRIu64 ",\"writes\":%zu,"
 		       "\"barriers\":%zu,\"epochs\":%zu,\"states\":%zu,\"checked\":%" PRIu64 ",\"leaky\":%" PRIu64
 		       ",\"expectations\":%" PRIu64 ",\"violations\":%" PRIu64
-		       ",\"bgfsck_refused\":%" PRIu64
-		       ",\"run_seconds\":%.3f,\"check_seconds\":%.3f,\"states_per_second\":%.1f}\n",
+		       ",\"bgfsck_refused\":%" PRIu64 ",\"found\":{",
 		       mode, h->operations, h->log.nw, h->log.nbar, h->log.nbar + 1, ss->n, c->states, c->leaky,
-		       c->expectations, c->violations, c->refused, run_s, check_s, rate);
+		       c->expectations, c->violations, c->refused);
+		print_found(c, 1);
+		printf("},\"run_seconds\":%.3f,\"check_seconds\":%.3f,\"states_per_second\":%.1f}\n",
+		       run_s, check_s, rate);
 		return;
 	}
 	printf("%s (%s): %" PRIu64 " operations, %zu block writes, %zu barriers\n", h->workload,
@@ -1616,6 +1660,11 @@ static void print_summary(const struct harness *h, const struct states *ss,
 	printf("%" PRIu64 " crash states checked (%" PRIu64 " with leaks), "
 	       "%" PRIu64 " oracle records checked, %" PRIu64 " violations\n", c->states, c->leaky,
 	       c->expectations, c->violations);
+	if (found_any(c)) {
+		printf("found (in how many states): ");
+		print_found(c, 0);
+		printf("\n");
+	}
 	if (o->bgfsck)
 		printf("background check: run on %" PRIu64 " states, refused on %" PRIu64 "\n",
 		       c->states - c->refused, c->refused);

@@ -155,7 +155,7 @@ with open(sys.argv[1], "r+b") as f:
 import json, sys
 d = json.loads(sys.argv[1])
 keys = ("workload mode operations writes barriers epochs states checked leaky "
-        "expectations violations bgfsck_refused run_seconds check_seconds "
+        "expectations violations bgfsck_refused found run_seconds check_seconds "
         "states_per_second").split()
 assert sorted(d) == sorted(keys), sorted(d)
 assert d["epochs"] == d["barriers"] + 1 and d["states"] == 5 == d["checked"], d
@@ -163,6 +163,25 @@ EOF2
 	crash -q --json --crash-check=sample:20 --random 200 --seed 1 --mode async "$BASE"
 	assert_failure 16
 	[[ $output == *'"violations":'* ]]
+}
+
+@test "every kind of leak a crash may leave is found in some state, and the leak-only repair mends it" {
+	crash --crash-check --json "$BASE" "$SUFS_SRCDIR/tests/crash/leaks.replay"
+	assert_success
+	python3 - "$output" <<'EOF2'
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["violations"] == 0 and d["checked"] == d["states"] > 0, d
+want = ("blocks_leaked inodes_leaked links_high unattached unattached_empty "
+        "dir_unref dir_unref_empty dir_stale_name block_past_size").split()
+missing = [k for k in want if not d["found"].get(k)]
+assert not missing, (missing, d["found"])
+assert all(n <= d["leaky"] for n in d["found"].values()), d
+EOF2
+	# the same, as text: one line names them, each with its count of states
+	crash --crash-check "$BASE" "$SUFS_SRCDIR/tests/crash/leaks.replay"
+	assert_success
+	assert_output --regexp "found \(in how many states\): .*dir_unref [0-9]+, "
 }
 
 @test "minimize cuts a breaking workload down to the lines that matter" {

@@ -62,6 +62,22 @@ problem_names() {
 	assert_line --regexp '^Snapshots: +\(none\)$'
 }
 
+@test "-b mends every kind of leak a crash may leave, in every crash state" {
+	# (the states of leaks.replay hold each kind: crash.bats checks that)
+	mkimg "$IMG" 4M -b 1024
+	"$REPLAY" "$IMG" "$SUFS_SRCDIR/tests/crash/tree.replay"
+	run --separate-stderr "$REPLAY" --crash-check --bgfsck --json "$IMG" \
+		"$SUFS_SRCDIR/tests/crash/leaks.replay"
+	assert_success
+	python3 - "$output" <<'EOF2'
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["violations"] == 0 and d["bgfsck_refused"] == 0 and d["checked"] > 0, d
+for k in "dir_unref dir_unref_empty dir_stale_name block_past_size".split():
+    assert d["found"].get(k), (k, d["found"])
+EOF2
+}
+
 @test "-b on the repaired image finds nothing and exits 0" {
 	crashimg
 	run "$FSCK" -b "$IMG"
