@@ -173,7 +173,8 @@ import json, sys
 d = json.loads(sys.argv[1])
 assert d["violations"] == 0 and d["checked"] == d["states"] > 0, d
 want = ("blocks_leaked inodes_leaked links_high unattached unattached_empty "
-        "dir_unref dir_unref_empty dir_stale_name block_past_size").split()
+        "dir_unref dir_unref_empty dir_stale_name block_past_size blocks_count "
+        "group_counts sb_counts").split()
 missing = [k for k in want if not d["found"].get(k)]
 assert not missing, (missing, d["found"])
 assert all(n <= d["leaky"] for n in d["found"].values()), d
