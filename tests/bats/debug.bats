@@ -421,6 +421,16 @@ sufs-debug: zap_block 1: a hole in /d\x1by/h\x1bi: no block to zap'
 	[[ $stderr == "sufs-debug: dump fifo: "* ]]
 }
 
+@test "dump to a pipe or a device streams the bytes, holes as zeros; a full device is an error" {
+	"$DEBUG" -R "dump sparse /dev/stdout" "$IMG" | cmp - "$SRC/sparse"
+	"$DEBUG" -R "dump hello.txt /dev/stdout" "$IMG" | cmp - "$SRC/hello.txt"
+	[ "$("$DEBUG" -R "dump empty /dev/stdout" "$IMG" | wc -c)" -eq 0 ]
+	[ -w /dev/full ] || skip "no /dev/full"
+	debug "$IMG" "dump sparse /dev/full"
+	assert_failure 1
+	[ "$stderr" = "sufs-debug: dump sparse: writing the copy: No space left on device" ]
+}
+
 @test "icheck names the owner of each block" {
 	blk=$("$DEBUG" -R "blocks hello.txt" "$IMG")
 	ino=$(ino_of hello.txt)
