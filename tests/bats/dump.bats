@@ -479,6 +479,68 @@ assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups
 	assert_output --partial "longer than its header says"
 }
 
+# craft_meta FILE CASE: a metadata image that is well formed (its header's
+# CRC right, its zlib stream whole) but says something impossible
+craft_meta() {
+	python3 - "$1" "$2" <<'EOF2'
+import struct, sys, zlib
+out, case = sys.argv[1], sys.argv[2]
+bs, nblocks = 1024, 1024
+h = dict(version=1, bs=bs, image=nblocks * bs, blocks=nblocks, stored=1, records=1)
+def rec(start, count):
+    return struct.pack("<QI", start, count) + bytes([7]) * (bs * min(count, 4))
+end = struct.pack("<QI", 2**64 - 1, 0)
+payload, extra = rec(1, 1) + end, b""
+if case == "version": h["version"] = 2
+elif case == "blocksize": h["bs"] = 3000
+elif case == "blockcount": h["blocks"] = nblocks + 1
+elif case == "counts": h["stored"] = nblocks + 1
+elif case == "beyond": payload = rec(nblocks, 1) + end
+elif case == "order": payload, h["stored"], h["records"] = rec(5, 1) + rec(3, 1) + end, 2, 2
+elif case == "huge": payload = struct.pack("<QI", 10, 2**32 - 1) + end
+elif case == "more": payload = rec(1, 1) + rec(2, 1) + end
+elif case == "fewer": h["stored"], h["records"] = 2, 2
+elif case == "after": payload = rec(1, 1) + end + b"x"
+elif case == "noend": payload = rec(1, 1)
+elif case == "trailing": extra = b"garbage"
+stream = zlib.compress(payload) + extra
+raw = b"SUFSMETA" + struct.pack("<IIQQQQQI", h["version"], h["bs"], h["image"], h["blocks"],
+                                h["stored"], h["records"], len(stream), 0)
+raw += struct.pack("<I", zlib.crc32(raw) & 0xffffffff)
+open(out, "wb").write(raw + stream)
+EOF2
+}
+
+@test "--restore refuses a well-formed metadata image that says the impossible, and writes nothing" {
+	# the control: the crafter makes a file --restore takes
+	craft_meta "$T/good" good
+	run "$DUMP" --restore "$T/good" "$T/restored"
+	assert_success
+	[ "$(stat -c %s "$T/restored")" -eq $((1024 * 1024)) ]
+	cmp -n 1024 -i 1024:0 "$T/restored" <(head -c 1024 /dev/zero | tr '\0' '\7')
+	rm "$T/restored"
+	while read -r case message; do
+		craft_meta "$T/bad" "$case"
+		run "$DUMP" --restore "$T/bad" "$T/restored"
+		[ "$status" -eq 2 ] || { echo "$case: status $status: $output"; false; }
+		[ "$output" = "sufs-dump: $T/bad: $message" ] || { echo "$case: $output"; false; }
+		[ ! -e "$T/restored" ]
+	done <<-'EOF'
+	version unsupported metadata image version
+	blocksize corrupt metadata image (bad block size)
+	blockcount corrupt metadata image (bad image size or block count)
+	counts corrupt metadata image (bad counts)
+	beyond corrupt metadata image (record for 1 blocks at block 1024 is out of order or out of range)
+	order corrupt metadata image (record for 1 blocks at block 3 is out of order or out of range)
+	huge corrupt metadata image (record for 4294967295 blocks at block 10 is out of order or out of range)
+	more corrupt metadata image (more data than the header says)
+	fewer corrupt metadata image (1 of 2 blocks found)
+	after corrupt metadata image (data after the end record)
+	noend corrupt metadata image (the data ends before its end record)
+	trailing corrupt metadata image (bytes after the compressed data)
+	EOF
+}
+
 @test "names in messages are printed with their control bytes escaped" {
 	local esc=$'\033[1m' nl=$'\n'
 	run "$DUMP" -i "/no${esc}such${nl}file" "$IMG"
