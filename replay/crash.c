@@ -1607,28 +1607,21 @@ static int run_jobs(struct harness *h, const struct states *ss, struct counts *t
 }
 
 /* The problems the first check found, each with the number of states it
- * was found in, in the table's order: "name":n,... (JSON) or name n, ... */
-static void print_found(const struct counts *c, int json)
+ * was found in, in the table's order: "name":n,... (JSON) or name n, ...,
+ * after lead when there is any.  Returns how many it printed. */
+static size_t print_found(const struct counts *c, int json, const char *lead)
 {
-	size_t n, k;
+	size_t n, k, shown = 0;
 	const struct sufs_problem_def *table = sufs_problem_table(&n);
-	const char *sep = "";
 
 	for (k = 0; k < n && k < KINDS_MAX; k++) {
 		if (!c->found[k])
 			continue;
-		printf(json ? "%s\"%s\":%" PRIu64 : "%s%s %" PRIu64, sep, table[k].name,
-		       c->found[k]);
-		sep = json ? "," : ", ";
+		printf(json ? "%s\"%s\":%" PRIu64 : "%s%s %" PRIu64,
+		       shown ? (json ? "," : ", ") : lead, table[k].name, c->found[k]);
+		shown++;
 	}
-}
-
-static int found_any(const struct counts *c)
-{
-	for (size_t k = 0; k < KINDS_MAX; k++)
-		if (c->found[k])
-			return 1;
-	return 0;
+	return shown;
 }
 
 static void print_summary(const struct harness *h, const struct states *ss,
@@ -1650,7 +1643,7 @@ static void print_summary(const struct harness *h, const struct states *ss,
 		       ",\"bgfsck_refused\":%" PRIu64 ",\"found\":{",
 		       mode, h->operations, h->log.nw, h->log.nbar, h->log.nbar + 1, ss->n, c->states, c->leaky,
 		       c->expectations, c->violations, c->refused);
-		print_found(c, 1);
+		print_found(c, 1, "");
 		printf("},\"run_seconds\":%.3f,\"check_seconds\":%.3f,\"states_per_second\":%.1f}\n",
 		       run_s, check_s, rate);
 		return;
@@ -1660,11 +1653,8 @@ static void print_summary(const struct harness *h, const struct states *ss,
 	printf("%" PRIu64 " crash states checked (%" PRIu64 " with leaks), "
 	       "%" PRIu64 " oracle records checked, %" PRIu64 " violations\n", c->states, c->leaky,
 	       c->expectations, c->violations);
-	if (found_any(c)) {
-		printf("found (in how many states): ");
-		print_found(c, 0);
+	if (print_found(c, 0, "found (in how many states): "))
 		printf("\n");
-	}
 	if (o->bgfsck)
 		printf("background check: run on %" PRIu64 " states, refused on %" PRIu64 "\n",
 		       c->states - c->refused, c->refused);
