@@ -1,0 +1,43 @@
+#!/usr/bin/env bats
+# tests/bench: the bench scripts refuse bad options by name, before they
+# build, format or time anything.  (The benchmarks themselves are run by
+# hand, never by make check: doc/BENCHMARKS.md.)
+
+load helper
+
+B=$SUFS_SRCDIR/bench
+
+# refused SCRIPT MESSAGE ARGS...: exit 2, the message, nothing on stdout
+refused() {
+	local script=$1 msg=$2
+	shift 2
+	run --separate-stderr "$B/$script" "$@"
+	assert_equal "$status" 2
+	assert_equal "$output" ""
+	assert_equal "$stderr" "bench/$script: $msg"
+}
+
+bats_require_minimum_version 1.5.0
+
+@test "each bench script refuses an option with no value, and a count that is not one" {
+	for s in modes mkfs fsck bigdir snapshot pagefault; do
+		refused $s "--runs needs a value (see --help)" --runs
+		refused $s "--runs x: not a whole number of at least 1" --runs x
+		refused $s "--runs 0: not a whole number of at least 1" --runs 0
+		refused $s "--runs -3: not a whole number of at least 1" --runs -3
+	done
+	refused floor "--rounds 2.5: not a whole number of at least 1" --rounds 2.5
+	refused floor "--files needs a value (see --help)" --files
+	refused bigdir "--counts 1e5: not a whole number of at least 1" --counts "100 1e5"
+	refused snapshot "--ops : not a whole number of at least 1" --ops ""
+	refused modes "unknown option --fast (see --help)" --fast
+	refused floor "unknown option '--runs' (see --help)" --runs 3
+}
+
+@test "bench/ab refuses a missing work directory and a bad count, before it copies anything" {
+	refused ab "--work $T/none: no such directory" --work "$T/none" x y a=b
+	refused ab "--rounds 0: not a count of at least 1" --rounds 0 x y a=b
+	run --separate-stderr "$B/ab" "$T/nothing.txt" "$T/nothing.img" a=b
+	assert_equal "$status" 2
+	assert_equal "$stderr" "bench/ab: $T/nothing.txt: no such file"
+}
