@@ -511,6 +511,47 @@ usage_of() {
 	assert_equal "$(ls -A "$T/out")" "then.img"
 }
 
+# export_interrupted SIGNAL: export $IMG's snapshot s into $T/out/x.img
+# and send SIGNAL once its temporary file is there (the handlers are set by
+# then), while it copies 200 MiB.  An export that ended first is tried
+# again, up to three times; $rc is the status, $err what it printed.
+export_interrupted() {
+	local sig=$1 pid try k
+	for try in 1 2 3; do
+		rm -rf "$T/out"
+		mkdir "$T/out"
+		"$SNAP" export "$IMG" s "$T/out/x.img" 2>"$T/err" &
+		pid=$!
+		for k in $(seq 1000); do
+			compgen -G "$T/out/.sufs-snap.*" >/dev/null && break
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.005
+		done
+		kill -"$sig" "$pid" 2>/dev/null || true
+		rc=0
+		wait "$pid" || rc=$?
+		err=$(cat "$T/err")
+		[ "$rc" -eq 0 ] || return 0
+	done
+}
+
+@test "an interrupted export (SIGINT, SIGTERM) writes nothing and leaves no temporary file" {
+	mkimg "$IMG" 512M
+	printf 'create /big\nwrite /big 0 200M 7\n' | "$REPLAY" "$IMG" -
+	"$SNAP" create "$IMG" s
+	for sig in INT TERM; do
+		export_interrupted $sig
+		[ "$rc" -eq 1 ]
+		assert_equal "$err" "sufs-snap: $T/out/x.img: interrupted; nothing was written"
+		assert_equal "$(ls -A "$T/out")" ""
+	done
+	# the image and the snapshot are as they were: an export then works
+	snap export "$IMG" s "$T/out/x.img"
+	assert_success
+	fsck_clean "$T/out/x.img"
+	fsck_clean "$IMG"
+}
+
 @test "usage errors: no command, unknown command, wrong arguments, options out of place" {
 	mkimg "$IMG"
 	snap
