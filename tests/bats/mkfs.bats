@@ -612,6 +612,27 @@ mksrc() {
 	assert_output "new"
 }
 
+@test "mkfs refuses to overwrite a partition table without -f" {
+	# an MBR with one Linux partition: what fdisk leaves on a new disk
+	truncate -s 16M "$T/img"
+	python3 -c '
+import struct, sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(446)
+    f.write(struct.pack("<B3sB3sII", 0, bytes(3), 0x83, bytes(3), 2048, 30720))
+    f.seek(510)
+    f.write(b"\x55\xaa")' "$T/img"
+	before=$(sha "$T/img")
+	run --separate-stderr "$MKFS" -q "$T/img"
+	assert_failure 2
+	assert_equal "$stderr" "mkfs.sufs: $T/img contains a dos partition table; use -f to overwrite"
+	[ "$(sha "$T/img")" = "$before" ]
+	run "$MKFS" -q -f "$T/img"
+	assert_success
+	run "$FSCK" -fn "$T/img"
+	assert_success
+}
+
 # ---- -d ----------------------------------------------------------------------------
 
 @test "mkfs -d copies files, directories, symlinks, hard links and fifos" {
