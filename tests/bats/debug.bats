@@ -431,6 +431,24 @@ sufs-debug: zap_block 1: a hole in /d\x1by/h\x1bi: no block to zap'
 	[ "$stderr" = "sufs-debug: dump sparse: writing the copy: No space left on device" ]
 }
 
+@test "dump and rdump of a file with a block pointer out of range copy the rest, leave a hole and fail" {
+	mkdir "$T/s" "$T/out"
+	head -c 20000 /dev/urandom >"$T/s/f"
+	mkimg "$T/bad.img" 16M -d "$T/s"
+	"$DEBUG" -w -R "set_inode_field /f block[2] 99999999" "$T/bad.img"
+	head -c 8192 "$T/s/f" >"$T/want"
+	head -c 4096 /dev/zero >>"$T/want"
+	tail -c +12289 "$T/s/f" >>"$T/want"
+	debug "$T/bad.img" "dump /f $T/f.out"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-debug: dump /f: a block pointer out of range at logical block 2 (left as a hole)"
+	cmp "$T/want" "$T/f.out"
+	debug "$T/bad.img" "rdump / $T/out"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-debug: rdump /f: a block pointer out of range at logical block 2 (left as a hole)"
+	cmp "$T/want" "$T/out/f"
+}
+
 @test "icheck names the owner of each block" {
 	blk=$("$DEBUG" -R "blocks hello.txt" "$IMG")
 	ino=$(ino_of hello.txt)
