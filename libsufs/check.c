@@ -817,7 +817,7 @@ static const char *symlink_problem(struct chk *c, const struct sufs_inode *in)
 
 	if (in->size == 0)
 		return "empty target";
-	if (in->size >= c->fs->bsize || in->size >= 4096)
+	if (in->size > c->fs->bsize || in->size >= SUFS_PATH_MAX)
 		return "target too long";
 	if (in->size > SUFS_FAST_SYMLINK_MAX) {
 		if (!in->block[0])

@@ -21,7 +21,6 @@
 #include <sys/stat.h>
 
 #define SYMLOOP_MAX 40
-#define SUFS_PATH_MAX 4096
 
 static int writable(struct sufs_fs *fs)
 {

@@ -69,6 +69,7 @@ const char *sufs_strerror(int err);
 #define SUFS_NBLOCKS        15u
 #define SUFS_FAST_SYMLINK_MAX 120u /* a target this long or shorter lives in the inode */
 #define SUFS_NAME_MAX       255u
+#define SUFS_PATH_MAX       4096u /* a path, or a symlink's target, is shorter (and at most a block) */
 #define SUFS_ROOT_INO       2u
 #define SUFS_FIRST_INO      3u    /* inode 1 is reserved and never used */
 #define SUFS_SNAP_SLOTS     20u

@@ -758,6 +758,27 @@ with open(sys.argv[1], "r+b") as f:
 	cmp <(dbg "$T/img" "cat /big") "$T/src/big"
 }
 
+@test "mkfs -d copies a symlink whose target fills one block, and refuses a longer one" {
+	mkdir "$T/src"
+	for bs in 1024 2048; do
+		rm -f "$T/src/l" "$T/img"
+		ln -s "$(printf 'y%.0s' $(seq $bs))" "$T/src/l"
+		"$MKFS" -q -b $bs -d "$T/src" "$T/img" 8M
+		run "$FSCK" -fn "$T/img"
+		assert_success
+		rm -rf "$T/out"
+		mkdir "$T/out"
+		dbg "$T/img" "rdump /l $T/out"
+		assert_equal "$(readlink "$T/out/l")" "$(readlink "$T/src/l")"
+	done
+	rm -f "$T/src/l" "$T/img"
+	ln -s "$(printf 'y%.0s' $(seq 1025))" "$T/src/l"
+	run "$MKFS" -q -b 1024 -d "$T/src" "$T/img" 8M
+	assert_failure 8
+	assert_output --partial "$T/src/l: cannot create symlink: File name too long"
+	[ ! -e "$T/img" ]
+}
+
 @test "mkfs -d of a missing directory exits 8 and creates nothing" {
 	run "$MKFS" -d "$T/nowhere" "$T/img" 16M
 	assert_failure 8
