@@ -3,6 +3,7 @@
 #include "sufs.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,10 @@ void prog_init(const char *name, char **argv)
 {
 	prog = name;
 	argv[0] = (char *)name; /* getopt's own messages name it too */
+	/* past a file size limit (ulimit -f) a write fails with EFBIG, which
+	 * is reported and cleaned up after, rather than killing the program
+	 * halfway through an output */
+	signal(SIGXFSZ, SIG_IGN);
 }
 
 static void vmsg(const char *prefix, const char *fmt, va_list ap)

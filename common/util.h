@@ -12,7 +12,8 @@
 extern const char *prog;
 
 /* Remember the program's name for messages, and put it in argv[0] for
- * getopt's (not the path it was run by, a libtool wrapper's in a build). */
+ * getopt's (not the path it was run by, a libtool wrapper's in a build);
+ * ignore SIGXFSZ, so that a file size limit is an error (EFBIG). */
 void prog_init(const char *name, char **argv);
 /* "prog: message" on stderr. */
 void errmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -70,5 +71,30 @@ size_t escape_name_into(const char *name, size_t len, char *out);
  * four buffers reused in turn, so at most four in one message; a string
  * longer than 1,024 bytes is cut, with "..." after it. */
 const char *shown(const char *s);
+
+/*
+ * An output file that appears whole or not at all (outfile.c): written as
+ * a temporary file beside PATH, then renamed into place.
+ *
+ * outfile_check(): may PATH be written?  0, or a negative errno with *why
+ * saying what is wrong: PATH is INPUT itself (when INPUT is given), is
+ * there but not a regular file (a symlink included), or is there and
+ * FORCE was not given (-EEXIST).
+ * outfile_open(): make the temporary file, mode 0666 less the umask.
+ * outfile_commit(): fsync it, put it in place (replacing a file under the
+ * name only when REPLACE), fsync the directory.  On failure *where says
+ * which step failed and nothing is left; 0 or a negative errno.
+ * outfile_abort(): remove the temporary file, if any.
+ */
+struct stat;
+struct outfile {
+	const char *path;
+	char *tmp;
+	int fd;
+};
+int outfile_check(const char *path, const struct stat *input, int force, const char **why);
+int outfile_open(struct outfile *o, const char *path);
+int outfile_commit(struct outfile *o, int replace, const char **where);
+void outfile_abort(struct outfile *o);
 
 #endif
