@@ -173,13 +173,15 @@ static int link_add(struct link_map *m, dev_t dev, ino_t ino, uint32_t sufs_ino)
 
 /* ---- reading the source ------------------------------------------------------ */
 
-/* openat() with O_NOATIME when we may use it (owner of the file, or root). */
+/* openat() with O_NOATIME when we may use it (owner of the file, or root).
+ * An entry of the tree is never followed if it is a symlink (flags carry
+ * O_NOFOLLOW); the source directory is opened as the user named it. */
 static int open_source(int dfd, const char *name, int flags)
 {
-	int fd = openat(dfd, name, flags | O_NOATIME | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(dfd, name, flags | O_NOATIME | O_CLOEXEC);
 
 	if (fd < 0 && errno == EPERM)
-		fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(dfd, name, flags | O_CLOEXEC);
 	return fd;
 }
 
@@ -291,7 +293,7 @@ static uint64_t count_tree(int fd)
 				 S_ISDIR(st.st_mode);
 		}
 		if (is_dir) {
-			int sub = open_source(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY);
+			int sub = open_source(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
 			if (sub >= 0)
 				n += count_tree(sub);
 		}
@@ -461,7 +463,7 @@ static int copy_file(struct pop *p, int dfd, const char *name, const struct stat
 	if (rc)
 		return fail(p, "cannot create", rc);
 	if (st->st_size > 0) {
-		fd = open_source(dfd, name, O_RDONLY);
+		fd = open_source(dfd, name, O_RDONLY | O_NOFOLLOW);
 		if (fd < 0)
 			return fail_errno(p, "cannot open");
 		rc = copy_data(p, fd, *ino, st);
@@ -535,7 +537,7 @@ static int copy_subdir(struct pop *p, int dfd, const char *name, const struct st
 	int rc, fd;
 
 	/* Open first: an unreadable directory fails before anything is made. */
-	fd = open_source(dfd, name, O_RDONLY | O_DIRECTORY);
+	fd = open_source(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
 	if (fd < 0)
 		return fail_errno(p, "cannot open directory");
 	rc = sufs_mkdir(p->fs, dir, name, strlen(name), st->st_mode & 07777, &cred, &ino);

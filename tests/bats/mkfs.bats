@@ -786,6 +786,23 @@ with open(sys.argv[1], "r+b") as f:
 	[ ! -e "$T/img" ]
 }
 
+@test "mkfs -d follows a symlink given as the source, and no symlink within it" {
+	mkdir -p "$T/src/a" "$T/elsewhere"
+	echo hi >"$T/src/a/f"
+	echo outside >"$T/elsewhere/g"
+	ln -s ../elsewhere "$T/src/out"
+	ln -s src "$T/lnk"
+	run "$MKFS" -q -n -d "$T/lnk" "$T/img" 16M
+	assert_success
+	run "$MKFS" -q -d "$T/lnk" "$T/img" 16M
+	assert_success
+	assert_equal "$(dbg "$T/img" "cat /a/f")" hi
+	run dbg "$T/img" "stat /out"
+	assert_output --partial "Type: symlink"
+	run "$FSCK" -fn "$T/img"
+	assert_success
+}
+
 @test "mkfs -d of a file that is not a directory exits 8" {
 	echo x >"$T/file"
 	run "$MKFS" -d "$T/file" "$T/img" 16M
