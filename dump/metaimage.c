@@ -207,53 +207,47 @@ static int all_zero(const uint8_t *p, size_t len)
 }
 
 /*
- * Open out for writing as a new regular file.  An existing file is refused
- * without force, and refused always when it is the input (in) itself, whose
- * truncation would destroy what is being read.
+ * Whether out may be written: EXIT_OK, or the status after the message.
+ * The output is made whole beside it and renamed into place (outfile.c).
  */
-static int open_output(const char *out, int force, const struct stat *in, int *fdp)
+static int check_output(const char *out, int force, const struct stat *in)
 {
-	struct stat st;
-	int fd;
+	const char *why;
+	int err = outfile_check(out, in, force, &why);
 
-	if (stat(out, &st) == 0) {
-		/* what -f cannot help first, so as not to suggest it */
-		if (st.st_dev == in->st_dev && st.st_ino == in->st_ino) {
-			errmsg("%s: is the input file itself", shown(out));
-			return EXIT_USAGE;
-		}
-		if (!S_ISREG(st.st_mode)) {
-			errmsg("%s: not a regular file", shown(out));
-			return EXIT_USAGE;
-		}
-		if (!force) {
-			errmsg("%s: file exists (use -f to overwrite it)", shown(out));
-			return EXIT_USAGE;
-		}
-	}
-	fd = open(out, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0666);
-	if (fd < 0) {
-		if (errno == EEXIST) {
-			errmsg("%s: file exists (use -f to overwrite it)", shown(out));
-			return EXIT_USAGE;
-		}
-		errmsg("%s: %s", shown(out), strerror(errno));
+	if (!err)
+		return EXIT_OK;
+	errmsg("%s: %s", shown(out), why);
+	return err == -EINVAL || err == -EEXIST ? EXIT_USAGE : EXIT_IO;
+}
+
+static int open_output(struct outfile *o, const char *out)
+{
+	int err = outfile_open(o, out);
+
+	if (err) {
+		errmsg("%s: making a temporary file beside it: %s", shown(out), strerror(-err));
 		return EXIT_IO;
 	}
-	*fdp = fd;
 	return EXIT_OK;
 }
 
-/* Close an output file; when the job failed, remove what was made of it. */
-static int close_output(int fd, const char *out, int status)
+/* Put the output in place when the job succeeded; else remove it. */
+static int close_output(struct outfile *o, int force, int status)
 {
-	if (close(fd) != 0 && status == EXIT_OK) {
-		errmsg("%s: %s", shown(out), strerror(errno));
-		status = EXIT_IO;
+	const char *where;
+	int err;
+
+	if (status != EXIT_OK) {
+		outfile_abort(o);
+		return status;
 	}
-	if (status != EXIT_OK)
-		unlink(out);
-	return status;
+	err = outfile_commit(o, force, &where);
+	if (err) {
+		errmsg("%s: %s: %s", shown(o->path), where, strerror(-err));
+		return err == -EEXIST ? EXIT_USAGE : EXIT_IO;
+	}
+	return EXIT_OK;
 }
 
 /* ---- the set of blocks to save ------------------------------------------------ */
@@ -534,6 +528,7 @@ int metaimage_save(struct sufs_fs *fs, const char *image_name, const char *out, 
 	struct blockset set = { 0 };
 	uint8_t raw[META_HDR_SIZE];
 	struct stat in_st;
+	struct outfile o;
 	int fd, status, err;
 
 	if (stat(image_name, &in_st) != 0) {
@@ -551,11 +546,14 @@ int metaimage_save(struct sufs_fs *fs, const char *image_name, const char *out, 
 		errmsg("%s: %s", shown(image_name), strerror(ENOMEM));
 		return EXIT_IO;
 	}
-	status = open_output(out, force, &in_st, &fd);
+	status = check_output(out, force, &in_st);
+	if (status == EXIT_OK)
+		status = open_output(&o, out);
 	if (status != EXIT_OK) {
 		free(set.bits);
 		return status;
 	}
+	fd = o.fd;
 	mark_groups(fs, &set);
 	/* the header goes last, when the counts are known */
 	memset(raw, 0, sizeof(raw));
@@ -575,7 +573,7 @@ int metaimage_save(struct sufs_fs *fs, const char *image_name, const char *out, 
 		}
 	}
 	free(set.bits);
-	return close_output(fd, out, status);
+	return close_output(&o, force, status);
 }
 
 /* ---- compressed input ----------------------------------------------------------- */
@@ -782,7 +780,8 @@ int metaimage_restore(const char *meta, const char *out, int force)
 	struct meta_header h;
 	struct stat st;
 	struct reader *r;
-	int in_fd, out_fd, status;
+	struct outfile o;
+	int in_fd, status;
 
 	status = open_meta(meta, &h, &st, &in_fd);
 	if (status != EXIT_OK)
@@ -798,15 +797,17 @@ int metaimage_restore(const char *meta, const char *out, int force)
 	r->name = meta;
 	r->left = h.stream_bytes;
 
-	status = open_output(out, force, &st, &out_fd);
+	status = check_output(out, force, &st);
+	if (status == EXIT_OK)
+		status = open_output(&o, out);
 	if (status == EXIT_OK) {
-		if (ftruncate(out_fd, (off_t)h.image_bytes) != 0) {
+		if (ftruncate(o.fd, (off_t)h.image_bytes) != 0) {
 			errmsg("%s: %s", shown(out), strerror(errno));
 			status = EXIT_IO;
-		} else if (restore_records(r, &h, out_fd, out)) {
+		} else if (restore_records(r, &h, o.fd, out)) {
 			status = EXIT_IO;
 		}
-		status = close_output(out_fd, out, status);
+		status = close_output(&o, force, status);
 	}
 	inflateEnd(&r->z);
 	free(r);

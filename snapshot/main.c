@@ -25,7 +25,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -379,8 +378,7 @@ struct export {
 	struct sufs_dev *view;
 	uint32_t block_size;
 	uint64_t blocks;
-	int fd;                    /* the temporary file */
-	char *tmp;                 /* its name */
+	struct outfile file;       /* the output, whole or not at all */
 	int quiet;
 };
 
@@ -394,64 +392,18 @@ static int all_zero(const uint8_t *b, size_t n)
 	return 1;
 }
 
-/*
- * Whether OUT may be written: EXIT_OK, or the status after the message.
- * An existing OUT needs -f, must be a regular file (rename would replace a
- * device node or fail on a directory), and must not be the image itself.
- */
+/* Whether OUT may be written (outfile.c): EXIT_OK, or the status after
+ * the message. */
 static int check_output(const char *image, const char *out, int force)
 {
-	struct stat so, si;
+	struct stat si;
+	const char *why;
+	int err = outfile_check(out, stat(image, &si) ? NULL : &si, force, &why);
 
-	if (lstat(out, &so)) {
-		if (errno == ENOENT)
-			return EXIT_OK;
-		errmsg("%s: %s", shown(out), strerror(errno));
-		return EXIT_FAIL;
-	}
-	if (!S_ISREG(so.st_mode)) {
-		errmsg("%s: exists and is not a regular file", shown(out));
-		return EXIT_USAGE;
-	}
-	if (stat(image, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
-		errmsg("%s: is the image itself", shown(out));
-		return EXIT_USAGE;
-	}
-	if (!force) {
-		errmsg("%s: exists (use -f to replace it)", shown(out));
-		return EXIT_USAGE;
-	}
-	return EXIT_OK;
-}
-
-/* Make the temporary file beside OUT, with the mode a new file gets. */
-static int make_temp(struct export *e)
-{
-	char *copy, *dir;
-	mode_t mask;
-
-	copy = strdup(e->out);
-	if (!copy)
-		return -ENOMEM;
-	dir = dirname(copy);
-	if (asprintf(&e->tmp, "%s/.sufs-snap.XXXXXX", dir) < 0) {
-		e->tmp = NULL;
-		free(copy);
-		return -ENOMEM;
-	}
-	free(copy);
-	e->fd = mkstemp(e->tmp);
-	if (e->fd < 0) {
-		int err = errno;
-		free(e->tmp);
-		e->tmp = NULL;
-		return -err;
-	}
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(e->fd, 0666 & ~mask))
-		return -errno;
-	return 0;
+	if (!err)
+		return EXIT_OK;
+	errmsg("%s: %s", shown(out), why);
+	return err == -EINVAL || err == -EEXIST ? EXIT_USAGE : EXIT_FAIL;
 }
 
 /* Copy every block the view has in use; the others stay holes. */
@@ -465,7 +417,7 @@ static int copy_blocks(struct export *e, const char **where)
 	buf = malloc(e->block_size);
 	if (!buf)
 		return -ENOMEM;
-	if (ftruncate(e->fd, (off_t)(e->blocks * e->block_size))) {
+	if (ftruncate(e->file.fd, (off_t)(e->blocks * e->block_size))) {
 		*where = "sizing the output";
 		free(buf);
 		return -errno;
@@ -494,7 +446,7 @@ static int copy_blocks(struct export *e, const char **where)
 		}
 		if (all_zero(buf, e->block_size))
 			continue;
-		if (pwrite(e->fd, buf, e->block_size, (off_t)(blk * e->block_size)) !=
+		if (pwrite(e->file.fd, buf, e->block_size, (off_t)(blk * e->block_size)) !=
 		    (ssize_t)e->block_size) {
 			rc = errno ? -errno : -EIO;
 			*where = "writing the output";
@@ -506,48 +458,10 @@ static int copy_blocks(struct export *e, const char **where)
 	return rc;
 }
 
-/* Make the output durable under its name: fsync the data, rename, fsync
- * the directory. */
-static int finish_output(struct export *e, const char **where)
-{
-	char *copy;
-	int dfd, rc = 0;
-
-	if (fsync(e->fd)) {
-		*where = "writing the output";
-		return -errno;
-	}
-	if (close(e->fd)) {
-		e->fd = -1;
-		*where = "writing the output";
-		return -errno;
-	}
-	e->fd = -1;
-	if (rename(e->tmp, e->out)) {
-		*where = "renaming the output into place";
-		return -errno;
-	}
-	free(e->tmp);
-	e->tmp = NULL;
-	copy = strdup(e->out);
-	if (!copy)
-		return 0; /* in place already; only the directory's fsync is lost */
-	dfd = open(dirname(copy), O_RDONLY | O_DIRECTORY);
-	if (dfd >= 0) {
-		if (fsync(dfd) && errno != EINVAL) {
-			*where = "syncing the output's directory";
-			rc = -errno;
-		}
-		close(dfd);
-	}
-	free(copy);
-	return rc;
-}
-
 static int cmd_export(const char *image, const char *name, const char *out,
 		      const struct opts *o)
 {
-	struct export e = { .image = image, .out = out, .fd = -1, .quiet = o->quiet };
+	struct export e = { .image = image, .out = out, .file = { .fd = -1 }, .quiet = o->quiet };
 	struct sufs_snap_info info;
 	struct sufs_fs *fs, *vfs = NULL;
 	const struct sufs_super *vsb;
@@ -585,20 +499,16 @@ static int cmd_export(const char *image, const char *name, const char *out,
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGXFSZ, SIG_IGN); /* past a file size limit: EFBIG, and clean up */
 
-	rc = make_temp(&e);
+	rc = outfile_open(&e.file, out);
 	if (rc)
 		where = "making a temporary file beside the output";
-	if (!rc)
+	if (!rc) {
 		rc = copy_blocks(&e, &where);
-	if (!rc)
-		rc = finish_output(&e, &where);
-	if (e.fd >= 0)
-		close(e.fd);
-	if (e.tmp) {
-		unlink(e.tmp);
-		free(e.tmp);
+		if (!rc)
+			rc = outfile_commit(&e.file, o->force, &where);
+		else
+			outfile_abort(&e.file);
 	}
 	if (rc == -EINTR && interrupted) {
 		errmsg("%s: interrupted; nothing was written", shown(out));

@@ -359,7 +359,7 @@ assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups
 	echo keep >"$T/meta"
 	run "$DUMP" -m "$T/meta" "$IMG"
 	[ "$status" -eq 1 ]
-	assert_output --partial "file exists (use -f to overwrite it)"
+	assert_output --partial "exists (use -f to replace it)"
 	[ "$(cat "$T/meta")" = keep ]
 	run "$DUMP" -f -m "$T/meta" "$IMG"
 	assert_success
@@ -383,10 +383,10 @@ assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups
 @test "an output that is not a regular file, or is the input, is refused with exit 1, -f or not" {
 	run "$DUMP" -m /dev/null -f "$IMG"
 	assert_failure 1
-	assert_output "sufs-dump: /dev/null: not a regular file"
+	assert_output "sufs-dump: /dev/null: exists and is not a regular file"
 	run "$DUMP" -m /dev/null "$IMG"
 	assert_failure 1
-	assert_output "sufs-dump: /dev/null: not a regular file"
+	assert_output "sufs-dump: /dev/null: exists and is not a regular file"
 	# the input itself: no suggestion of -f, which would not help
 	run "$DUMP" -m "$IMG" "$IMG"
 	assert_failure 1
@@ -455,6 +455,40 @@ assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups
 	[ "$status" -eq 2 ]
 	assert_output --partial "not a sufs metadata image (bad magic)"
 	[ ! -e "$T/restored" ]
+}
+
+@test "a failed -m or --restore leaves an existing output as it was, and no temporary file" {
+	mkdir "$T/out"
+	"$DUMP" -m "$T/meta" "$IMG"
+	echo keep >"$T/out/kept"
+	# a changed byte in the stream: found only halfway through
+	cp "$T/meta" "$T/bad"
+	poke "$T/bad" $(($(stat -c %s "$T/meta") / 2))
+	run "$DUMP" --restore "$T/bad" -f "$T/out/kept"
+	assert_failure 2
+	assert_output --partial "corrupt metadata image"
+	[ "$(cat "$T/out/kept")" = keep ]
+	# a file size limit: the output cannot be written; no signal kills it
+	run bash -c 'ulimit -f 0; exec "$0" "$@"' "$DUMP" -f -m "$T/out/kept" "$IMG"
+	assert_failure 2
+	assert_output --partial "File too large"
+	[ "$(cat "$T/out/kept")" = keep ]
+	run bash -c 'ulimit -f 1024; exec "$0" "$@"' "$DUMP" --restore "$T/meta" "$T/out/new"
+	assert_failure 2
+	assert_output "sufs-dump: $T/out/new: File too large"
+	assert_equal "$(ls -A "$T/out")" "kept"
+	# a symbolic link is not written through, with -f or not
+	ln -s kept "$T/out/link"
+	run "$DUMP" -f -m "$T/out/link" "$IMG"
+	assert_failure 1
+	assert_output "sufs-dump: $T/out/link: exists and is not a regular file"
+	ln -s nowhere "$T/out/dangling"
+	run "$DUMP" --restore "$T/meta" "$T/out/dangling"
+	assert_failure 1
+	assert_output "sufs-dump: $T/out/dangling: exists and is not a regular file"
+	[ "$(cat "$T/out/kept")" = keep ]
+	[ ! -e "$T/out/nowhere" ]
+	assert_equal "$(ls -A "$T/out" | sort | tr '\n' ' ')" "dangling kept link "
 }
 
 @test "--restore refuses a metadata image whose header or data was changed" {
@@ -557,7 +591,7 @@ EOF2
 	assert_success
 	run "$DUMP" -m "$T/m${nl}eta" "$T/a${esc}b"
 	assert_failure 1
-	assert_output "sufs-dump: $T/m\neta: file exists (use -f to overwrite it)"
+	assert_output "sufs-dump: $T/m\neta: exists (use -f to replace it)"
 	run "$DUMP" --restore "$T/no${esc}meta" "$T/out"
 	assert_failure 2
 	assert_output "sufs-dump: $T/no\x1b[1mmeta: No such file or directory"

@@ -485,7 +485,7 @@ usage_of() {
 
 	snap export -f "$IMG" s "$IMG"
 	assert_failure 2
-	assert_equal "$stderr" "sufs-snap: $IMG: is the image itself"
+	assert_equal "$stderr" "sufs-snap: $IMG: is the input file itself"
 	mkdir "$T/dir"
 	snap export -f "$IMG" s "$T/dir"
 	assert_failure 2

@@ -1,0 +1,147 @@
+/*
+ * outfile.c - an output file that appears whole or not at all.
+ *
+ * sufs-snap export and sufs-dump -m and --restore write a new file under a
+ * name the user gives.  They write it as a temporary file in the same
+ * directory and rename it into place only once it is complete and on disk,
+ * so that a failure or an interrupt leaves the name as it was: no partial
+ * output, and an existing file (replaced with -f) kept until the new one
+ * is whole.
+ */
+#include "config.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int outfile_check(const char *path, const struct stat *input, int force, const char **why)
+{
+	struct stat st;
+
+	/* what -f cannot help first, so as not to suggest it; the input
+	 * through a symlink too */
+	if (input && stat(path, &st) == 0 && st.st_dev == input->st_dev &&
+	    st.st_ino == input->st_ino) {
+		*why = "is the input file itself";
+		return -EINVAL;
+	}
+	if (lstat(path, &st)) {
+		if (errno == ENOENT)
+			return 0;
+		*why = strerror(errno);
+		return -errno;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*why = "exists and is not a regular file";
+		return -EINVAL;
+	}
+	if (!force) {
+		*why = "exists (use -f to replace it)";
+		return -EEXIST;
+	}
+	return 0;
+}
+
+int outfile_open(struct outfile *o, const char *path)
+{
+	char *copy;
+	mode_t mask;
+	int err;
+
+	o->path = path;
+	o->fd = -1;
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	if (asprintf(&o->tmp, "%s/.%s.XXXXXX", dirname(copy), prog) < 0) {
+		o->tmp = NULL;
+		free(copy);
+		return -ENOMEM;
+	}
+	free(copy);
+	o->fd = mkstemp(o->tmp);
+	if (o->fd < 0) {
+		err = -errno;
+		free(o->tmp);
+		o->tmp = NULL;
+		return err;
+	}
+	/* the mode a new file gets, not mkstemp()'s 0600 */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(o->fd, 0666 & ~mask)) {
+		err = -errno;
+		outfile_abort(o);
+		return err;
+	}
+	return 0;
+}
+
+int outfile_commit(struct outfile *o, int replace, const char **where)
+{
+	char *copy;
+	int dfd, err = 0;
+
+	*where = "writing the output";
+	if (fsync(o->fd)) {
+		err = -errno;
+		goto fail;
+	}
+	err = close(o->fd) ? -errno : 0;
+	o->fd = -1;
+	if (err)
+		goto fail;
+	*where = "renaming the output into place";
+	if (replace) {
+		if (rename(o->tmp, o->path)) {
+			err = -errno;
+			goto fail;
+		}
+	} else {
+		/* no -f: a file made under the name meanwhile is not replaced */
+		if (link(o->tmp, o->path)) {
+			err = -errno;
+			goto fail;
+		}
+		unlink(o->tmp);
+	}
+	free(o->tmp);
+	o->tmp = NULL;
+	*where = NULL;
+	/* in place; make the name durable too (a directory that cannot be
+	 * synced, EINVAL, has nothing to sync) */
+	copy = strdup(o->path);
+	if (!copy)
+		return 0;
+	dfd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		if (fsync(dfd) && errno != EINVAL) {
+			*where = "syncing the output's directory";
+			err = -errno;
+		}
+		close(dfd);
+	}
+	free(copy);
+	return err;
+fail:
+	outfile_abort(o);
+	return err;
+}
+
+void outfile_abort(struct outfile *o)
+{
+	if (o->fd >= 0)
+		close(o->fd);
+	o->fd = -1;
+	if (o->tmp) {
+		unlink(o->tmp);
+		free(o->tmp);
+		o->tmp = NULL;
+	}
+}
