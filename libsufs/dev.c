@@ -245,33 +245,53 @@ int sufs_dev_zero(struct sufs_dev *dev, uint64_t off, uint64_t len)
 }
 
 /*
- * libblkid does not know sufs: recognise it here.  A superblock counts only
- * if it is whole (magic, checksum and geometry): an image whose mkfs never
- * finished carries no magic and is fair game.
+ * libblkid does not know sufs: recognise it here, as fsck.sufs would.  The
+ * primary superblock counts if it carries the magic, whole or damaged (a
+ * check could repair the file system); else a backup does, whole, where
+ * the default group size of its block size puts group 1's: fsck.sufs
+ * would find it there.  An image whose mkfs never finished carries no
+ * magic (mkfs.sufs writes the primary last) and is fair game.
  */
 static char *probe_sufs(const char *path)
 {
 	uint8_t raw[SUFS_SB_SIZE];
 	struct sufs_super sb;
-	char buf[160];
+	const char *state = "";
+	char buf[200];
+	uint32_t bs;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
 
 	if (fd < 0)
 		return NULL;
-	n = pread(fd, raw, sizeof(raw), SUFS_SB_OFFSET);
+	if (pread(fd, raw, sizeof(raw), SUFS_SB_OFFSET) == (ssize_t)sizeof(raw)) {
+		sufs_super_decode(raw, &sb);
+		if (sb.magic == SUFS_MAGIC) {
+			if (sb.checksum != sufs_super_csum(raw) || sufs_super_check(&sb, 0, NULL))
+				state = ", its superblock damaged";
+			goto found;
+		}
+	}
+	for (bs = SUFS_MIN_BLOCK_SIZE; bs <= SUFS_MAX_BLOCK_SIZE; bs *= 2) {
+		uint64_t off = (uint64_t)8 * bs * bs;
+		if (pread(fd, raw, sizeof(raw), (off_t)off) != (ssize_t)sizeof(raw))
+			break;
+		sufs_super_decode(raw, &sb);
+		if (sb.magic == SUFS_MAGIC && sb.checksum == sufs_super_csum(raw) &&
+		    !sufs_super_check(&sb, 0, NULL) && sb.sb_group == 1 &&
+		    (uint64_t)sb.blocks_per_group * sb.block_size == off) {
+			state = ", its primary superblock lost but a backup whole";
+			goto found;
+		}
+	}
 	close(fd);
-	if (n != (ssize_t)sizeof(raw))
-		return NULL;
-	sufs_super_decode(raw, &sb);
-	if (sb.magic != SUFS_MAGIC || sb.checksum != sufs_super_csum(raw) ||
-	    sufs_super_check(&sb, 0, NULL))
-		return NULL;
-	if (sb.label[0])
+	return NULL;
+found:
+	close(fd);
+	if (sb.label[0] && !*state)
 		snprintf(buf, sizeof(buf), "sufs file system (label \"%.*s\")",
-			 (int)sizeof(sb.label), sb.label);
+			 (int)strnlen((const char *)sb.label, sizeof(sb.label)), sb.label);
 	else
-		snprintf(buf, sizeof(buf), "sufs file system");
+		snprintf(buf, sizeof(buf), "sufs file system%s", state);
 	return strdup(buf);
 }
 

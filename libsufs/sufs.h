@@ -275,7 +275,8 @@ int sufs_dev_zero(struct sufs_dev *dev, uint64_t off, uint64_t len);
  * Probe a device for an existing file system or partition table with
  * libblkid.  On return *what is NULL when nothing was found, else a
  * malloc()ed description such as "ext4 file system (label \"root\")",
- * "sufs file system" or
+ * "sufs file system", "sufs file system, its superblock damaged" (a sufs
+ * file system that fsck.sufs could still repair counts) or
  * "dos partition table".
  */
 int sufs_dev_probe(const char *path, char **what);

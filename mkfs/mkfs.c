@@ -648,11 +648,52 @@ static void give_up(const struct args *a, const struct target *t, int status)
 
 #define WIPE_BYTES (1u << 20)
 
-static int wipe_ends(struct sufs_dev *dev, uint64_t size)
+/* Zero the superblock-sized place of a backup of group g in the geometry
+ * (bs, bpg), when it lies on the device; 1 past its end. */
+static int wipe_backup(struct sufs_dev *dev, uint64_t size, uint32_t bs, uint32_t bpg,
+		       uint32_t g, int *rc)
+{
+	uint64_t off = (uint64_t)g * bpg * bs;
+
+	if (off > size || size - off < SUFS_SB_SIZE)
+		return 1;
+	*rc = sufs_dev_zero(dev, off, SUFS_SB_SIZE);
+	return 0;
+}
+
+/*
+ * Clearing a whole device could take long: clear where other signatures
+ * live (boot sector, partition tables, RAID and file-system superblocks at
+ * either end), so that no probe finds them beside the new file system;
+ * and where fsck.sufs would look for a backup superblock when the new
+ * primary is damaged, so that it cannot take one of a file system that
+ * was there before for the new one: every backup of the old file system
+ * its primary superblock describes, and the backups of every block size's
+ * default group size, over the WHOLE device (SIZE may ask for less of it).
+ */
+static int wipe_device(struct sufs_dev *dev, uint64_t size, uint64_t whole)
 {
 	uint64_t n = size < 2 * WIPE_BYTES ? size : WIPE_BYTES;
-	int rc = sufs_dev_zero(dev, 0, n);
+	uint8_t raw[SUFS_SB_SIZE];
+	struct sufs_super old;
+	uint32_t bs, g;
+	int rc = 0;
 
+	if (size >= SUFS_SB_OFFSET + SUFS_SB_SIZE &&
+	    (rc = sufs_dev_read(dev, SUFS_SB_OFFSET, raw, sizeof(raw))) == 0) {
+		sufs_super_decode(raw, &old);
+		if (old.magic == SUFS_MAGIC && !sufs_super_check(&old, 0, NULL))
+			for (g = 1; g && g < old.groups_count && !rc; g++)
+				if (sufs_group_has_backup(g) &&
+				    wipe_backup(dev, whole, old.block_size, old.blocks_per_group, g, &rc))
+					break;
+	}
+	for (bs = SUFS_MIN_BLOCK_SIZE; bs <= SUFS_MAX_BLOCK_SIZE && !rc; bs *= 2)
+		for (g = 1; g && !rc; g++)
+			if (sufs_group_has_backup(g) && wipe_backup(dev, whole, bs, 8 * bs, g, &rc))
+				break;
+	if (!rc)
+		rc = sufs_dev_zero(dev, 0, n);
 	if (!rc && size > n)
 		rc = sufs_dev_zero(dev, size - n, n);
 	return rc;
@@ -663,6 +704,7 @@ static struct sufs_dev *open_target(const struct args *a, const struct target *t
 {
 	struct sufs_dev *dev;
 	unsigned flags = SUFS_DEV_RDWR;
+	uint64_t whole;
 	int rc;
 
 	if (!t->exists)
@@ -677,12 +719,9 @@ static struct sufs_dev *open_target(const struct args *a, const struct target *t
 	if (t->is_blockdev) {
 		/* SIZE may ask for less than the whole device: the device's size
 		 * is what sufs_mkfs() lays the file system out over. */
+		whole = dev->size;
 		dev->size = a->size;
-		/* Clearing a whole device could take long: clear where other
-		 * signatures live (boot sector, partition tables, RAID and
-		 * file-system superblocks at either end), so no probe finds
-		 * them beside the new file system. */
-		rc = wipe_ends(dev, a->size);
+		rc = wipe_device(dev, a->size, whole);
 		if (rc) {
 			errmsg("cannot clear %s: %s", shown(a->image), sufs_strerror(rc));
 			sufs_dev_close(dev);

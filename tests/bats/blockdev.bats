@@ -96,3 +96,25 @@ signal.pause()' "$LOOP" >"$T/held" &
 	run "$FSCK" -fn "$LOOP"
 	assert_success
 }
+
+# damage_magic DEV: zero the magic of the primary superblock
+damage_magic() {
+	printf '\0\0\0\0' | dd of="$1" bs=1 seek=1024 conv=notrunc status=none
+}
+
+@test "mkfs.sufs clears the backups of the file system it replaces: a check never takes an old one" {
+	# the old file system's own geometry (from its primary), then the
+	# default geometry of each block size (its primary lost first)
+	for old in "-b 1024 -g 1024" "-b 2048"; do
+		# shellcheck disable=SC2086  # the options' words
+		"$MKFS" -q -f $old "$LOOP"
+		run "$FSCK" -fn "$LOOP"
+		assert_success
+		[ "$old" = "-b 1024 -g 1024" ] || damage_magic "$LOOP"
+		"$MKFS" -q -f -b 4096 "$LOOP"     # one group: no backups of its own
+		damage_magic "$LOOP"
+		run --separate-stderr "$FSCK" -fn "$LOOP"
+		assert_failure 8
+		assert_equal "$stderr" "fsck.sufs: $LOOP: not a sufs file system (bad magic number)"
+	done
+}

@@ -633,6 +633,29 @@ with open(sys.argv[1], "r+b") as f:
 	assert_success
 }
 
+@test "mkfs refuses a sufs file system that a check could still repair: a damaged primary, or a backup alone" {
+	"$MKFS" -q -L old "$T/img" 64M
+	printf '\377' | dd of="$T/img" bs=1 seek=$((1024 + 40)) conv=notrunc status=none
+	before=$(sha "$T/img")
+	run --separate-stderr "$MKFS" -q "$T/img"
+	assert_failure 2
+	assert_equal "$stderr" "mkfs.sufs: $T/img contains a sufs file system, its superblock damaged; use -f to overwrite"
+	[ "$(sha "$T/img")" = "$before" ]
+	# the primary's magic gone: fsck would use the backup of group 1
+	"$MKFS" -q -f -b 1024 "$T/img" 64M
+	printf '\0\0\0\0' | dd of="$T/img" bs=1 seek=1024 conv=notrunc status=none
+	run "$FSCK" -fy "$T/img"
+	assert_failure 1
+	printf '\0\0\0\0' | dd of="$T/img" bs=1 seek=1024 conv=notrunc status=none
+	before=$(sha "$T/img")
+	run --separate-stderr "$MKFS" -q "$T/img"
+	assert_failure 2
+	assert_equal "$stderr" "mkfs.sufs: $T/img contains a sufs file system, its primary superblock lost but a backup whole; use -f to overwrite"
+	[ "$(sha "$T/img")" = "$before" ]
+	run "$MKFS" -q -f "$T/img"
+	assert_success
+}
+
 # ---- -d ----------------------------------------------------------------------------
 
 @test "mkfs -d copies files, directories, symlinks, hard links and fifos" {
