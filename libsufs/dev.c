@@ -180,6 +180,8 @@ int sufs_dev_write(struct sufs_dev *dev, uint64_t off, const void *buf, size_t l
 		dev->bytes_written += len;
 		if (off + len > dev->size && !dev->is_blockdev)
 			dev->size = off + len;
+	} else if (!dev->write_error) {
+		dev->write_error = err;
 	}
 	return err;
 }
@@ -192,6 +194,8 @@ int sufs_dev_barrier(struct sufs_dev *dev)
 	err = dev->ops->barrier(dev);
 	if (!err)
 		dev->barriers++;
+	else if (!dev->write_error)
+		dev->write_error = err;
 	return err;
 }
 

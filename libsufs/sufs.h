@@ -255,6 +255,7 @@ struct sufs_dev {
 	void *priv;
 	/* counters, kept by the sufs_dev_* wrappers */
 	uint64_t reads, writes, barriers, bytes_read, bytes_written;
+	int write_error;           /* the first failed write's or barrier's, or 0 */
 };
 
 #define SUFS_DEV_RDWR   0x1

@@ -62,6 +62,7 @@ struct target {
 	int exists;
 	int is_blockdev;
 	uint64_t old_size;        /* bytes in the file or device before we start */
+	char *made;               /* the file we created (IMAGE may be a symlink to it) */
 };
 
 static void usage(FILE *f)
@@ -641,8 +642,10 @@ static void print_populate_stats(const struct populate_stats *s, const char *dir
  * reader could take for a file system, and no file we made ourselves. */
 static void give_up(const struct args *a, const struct target *t, int status)
 {
-	if (!t->exists && unlink(a->image) && errno != ENOENT)
-		warnmsg("cannot remove %s: %s", shown(a->image), strerror(errno));
+	const char *made = t->made ? t->made : a->image;
+
+	if (!t->exists && unlink(made) && errno != ENOENT)
+		warnmsg("cannot remove %s: %s", shown(made), strerror(errno));
 	exit(status);
 }
 
@@ -700,7 +703,7 @@ static int wipe_device(struct sufs_dev *dev, uint64_t size, uint64_t whole)
 }
 
 /* Step 6: open the target, give a file its size and clear what it held. */
-static struct sufs_dev *open_target(const struct args *a, const struct target *t)
+static struct sufs_dev *open_target(const struct args *a, struct target *t)
 {
 	struct sufs_dev *dev;
 	unsigned flags = SUFS_DEV_RDWR;
@@ -716,6 +719,10 @@ static struct sufs_dev *open_target(const struct args *a, const struct target *t
 		errmsg("cannot open %s for writing: %s", shown(a->image), sufs_strerror(rc));
 		exit(EXIT_TARGET);
 	}
+	/* a failure removes what we created: through a dangling symlink,
+	 * the file it names, not the symlink */
+	if (!t->exists)
+		t->made = realpath(a->image, NULL);
 	if (t->is_blockdev) {
 		/* SIZE may ask for less than the whole device: the device's size
 		 * is what sufs_mkfs() lays the file system out over. */
@@ -814,9 +821,11 @@ int main(int argc, char **argv)
 		}
 		rc = populate(fs, a.srcdir, &po, &ps);
 		if (rc) {
+			/* the image's fault (the host's file system full) or the source's */
+			int status = dev->write_error ? EXIT_IO : EXIT_SOURCE;
 			errmsg("%s: no file system made", shown(a.image));
 			sufs_abandon(fs);
-			give_up(&a, &t, rc == -EIO ? EXIT_IO : EXIT_SOURCE);
+			give_up(&a, &t, status);
 		}
 	}
 
@@ -827,5 +836,6 @@ int main(int argc, char **argv)
 	}
 	if (!a.quiet && a.srcdir)
 		print_populate_stats(&ps, a.srcdir);
+	free(t.made);
 	return EXIT_OK;
 }

@@ -86,9 +86,17 @@ static const char *path_shown(struct pop *p)
 	return p->shown_path;
 }
 
+/* A failure at the entry at hand: the source's, or the image's when a
+ * write to it failed (the host's file system full: not the source's
+ * fault, and mkfs.sufs exits with another status). */
 static int fail(struct pop *p, const char *what, int rc)
 {
-	errmsg("%s: %s: %s", path_shown(p), what, sufs_strerror(rc));
+	const struct sufs_dev *dev = sufs_get_dev(p->fs);
+
+	if (dev->write_error)
+		errmsg("cannot write %s: %s", shown(dev->name), sufs_strerror(dev->write_error));
+	else
+		errmsg("%s: %s: %s", path_shown(p), what, sufs_strerror(rc));
 	return rc;
 }
 

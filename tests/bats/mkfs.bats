@@ -872,6 +872,35 @@ with open(sys.argv[1], "r+b") as f:
 	[ ! -e "$T/img" ]
 }
 
+@test "mkfs -d onto a host file system that fills up exits 16 and names the image, not the source" {
+	require_root
+	mkdir "$T/src" "$T/small"
+	head -c 7M /dev/urandom >"$T/src/f"
+	mount -t tmpfs -o size=2M tmpfs "$T/small" 2>/dev/null || skip "cannot mount a tmpfs here"
+	run --separate-stderr "$MKFS" -q -d "$T/src" "$T/small/img" 64M
+	ls -A "$T/small" >"$T/left"
+	umount "$T/small"
+	assert_failure 16
+	assert_equal "$stderr" "mkfs.sufs: cannot write $T/small/img: No space left on device
+mkfs.sufs: $T/small/img: no file system made"
+	assert_equal "$(cat "$T/left")" ""
+}
+
+@test "a failed mkfs through a dangling symlink removes the file it made, and keeps the symlink" {
+	mkdir "$T/src"
+	head -c 6M /dev/urandom >"$T/src/a"
+	ln -s made.img "$T/link"
+	run "$MKFS" -q -d "$T/src" "$T/link" 4M
+	assert_failure 8
+	[ -L "$T/link" ]
+	[ ! -e "$T/made.img" ]
+	run "$MKFS" -q "$T/link" 4M
+	assert_success
+	[ -L "$T/link" ]
+	run "$FSCK" -fn "$T/made.img"
+	assert_success
+}
+
 @test "a failed populate leaves an existing image that sufs-dump refuses" {
 	mkdir "$T/src"
 	head -c 6M /dev/urandom >"$T/src/a"
