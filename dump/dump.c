@@ -560,7 +560,9 @@ static void check_group(struct dump *d, uint32_t g, struct group_info *gi)
 	d->n_groups++;
 	raw = raw_group(d, g);
 	gi->computed = raw ? sufs_group_csum(raw, g) : 0;
-	gi->csum_bad = sufs_group_csum_bad(d->fs, g) != 0;
+	/* the checksum alone: locations and counts that do not fit the
+	 * geometry (which the library counts as damage too) show as such */
+	gi->csum_bad = raw ? gi->gd.checksum != gi->computed : sufs_group_csum_bad(d->fs, g) != 0;
 	if (gi->csum_bad) {
 		p.stored = gi->gd.checksum;
 		p.computed = gi->computed;

@@ -299,6 +299,18 @@ assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups
 	[[ $stderr == *"group 0 descriptor: checksum does not match"* ]]
 }
 
+@test "a descriptor whose checksum matches but whose locations are wrong shows them, not a bad checksum" {
+	"$DEBUG" -w -R "set_bg 0 inode_table 12345" "$IMG"
+	run --separate-stderr "$DUMP" "$IMG"
+	assert_success
+	assert_line --regexp '^Group 0: .* checksum 0x[0-9a-f]{8} \(ok\)$'
+	assert_line --partial "Inode table at 12345 (geometry says "
+	assert_equal "$stderr" ""
+	run "$DUMP" --json "$IMG"
+	assert_success
+	[ "$(echo "$output" | python3 -c 'import json,sys; g=json.load(sys.stdin)["groups"][0]; print(g["locations_ok"], g["checksum_ok"])')" = "False True" ]
+}
+
 @test "a damaged backup superblock is reported with its group" {
 	mkimg "$T/groups" 16M -g 512
 	poke "$T/groups" $((512 * 4096 + 128))
