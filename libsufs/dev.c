@@ -153,7 +153,7 @@ int sufs_dev_open(const char *path, unsigned flags, struct sufs_dev **out)
 		dev->size = (uint64_t)st.st_size;
 	} else {
 		sufs_dev_close(dev);
-		return -ENODEV;
+		return -SUFS_ENOTIMAGE;
 	}
 	*out = dev;
 	return 0;

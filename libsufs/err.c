@@ -17,6 +17,7 @@ static const char *const messages[] = {
 	[SUFS_ENOTSNAP - SUFS_EBASE] = "no such snapshot",
 	[SUFS_EBGREFUSED - SUFS_EBASE] = "background check refused: the image needs a full check",
 	[SUFS_ESHORT - SUFS_EBASE] = "not a sufs file system (too small to hold a superblock)",
+	[SUFS_ENOTIMAGE - SUFS_EBASE] = "neither a regular file nor a block device",
 };
 
 const char *sufs_strerror(int err)

@@ -43,6 +43,7 @@ enum sufs_err {
 	SUFS_ENOTSNAP,    /* no snapshot of that name */
 	SUFS_EBGREFUSED,  /* a background check is not possible: run a full check */
 	SUFS_ESHORT,      /* the image is too small to hold a superblock */
+	SUFS_ENOTIMAGE,   /* neither a regular file nor a block device */
 	SUFS_ELAST
 };
 

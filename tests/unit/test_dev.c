@@ -95,11 +95,11 @@ static void opening_a_directory_fails_with_eisdir(void **state)
 	free(dir);
 }
 
-static void opening_a_character_device_fails_with_enodev(void **state)
+static void opening_a_character_device_is_refused_as_not_an_image(void **state)
 {
 	struct tfile *f = *state;
 
-	assert_int_equal(sufs_dev_open("/dev/null", 0, &f->dev), -ENODEV);
+	assert_int_equal(sufs_dev_open("/dev/null", 0, &f->dev), -SUFS_ENOTIMAGE);
 	assert_null(f->dev);
 }
 
@@ -335,7 +335,7 @@ int main(void)
 		T(opening_a_missing_file_fails_with_enoent),
 		T(opening_with_create_makes_an_empty_file),
 		T(opening_a_directory_fails_with_eisdir),
-		T(opening_a_character_device_fails_with_enodev),
+		T(opening_a_character_device_is_refused_as_not_an_image),
 		T(written_bytes_read_back_and_counters_count_them),
 		T(reading_past_the_end_gives_zeros),
 		T(writing_past_the_end_grows_the_file),
