@@ -27,9 +27,13 @@
  *   block number 2^64-1, count 0, no data.  A block of all zeros is never
  *   stored; it reads as zeros from the restored image, which is sparse.
  *
- * A file that is cut short, has bytes added or has bytes changed is refused
- * with a message that says so: the length and the counts in the header, the
- * header's CRC, zlib's own checks and the end record each catch some of it.
+ * A file that is cut short, has bytes added, or has bytes changed in its
+ * header or in what its stream holds is refused with a message that says
+ * so: the length and the counts in the header, the header's CRC, zlib's own
+ * checks (the Adler-32 covers every byte the stream holds) and the end
+ * record each catch some of it.  (A change to bits of the deflate data that
+ * do not change what it holds, such as padding, goes unseen, and does no
+ * harm: the restored image is the same.)
  * Every count read from a file is checked before it is used, so that no
  * record can make --restore write outside the image it creates.
  *
@@ -132,6 +136,8 @@ static const char *header_decode(const uint8_t *raw, struct meta_header *h)
 	h->stream_bytes = get_le64(raw + 48);
 	if (h->version != META_VERSION)
 		return "unsupported metadata image version";
+	if (get_le32(raw + 56) != 0)
+		return "corrupt metadata image (reserved header field is not 0)";
 	if (bs < SUFS_MIN_BLOCK_SIZE || bs > SUFS_MAX_BLOCK_SIZE || (bs & (bs - 1)))
 		return "corrupt metadata image (bad block size)";
 	if (h->image_bytes > INT64_MAX || h->blocks_count == 0 ||

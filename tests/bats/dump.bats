@@ -549,9 +549,10 @@ elif case == "fewer": h["stored"], h["records"] = 2, 2
 elif case == "after": payload = rec(1, 1) + end + b"x"
 elif case == "noend": payload = rec(1, 1)
 elif case == "trailing": extra = b"garbage"
+elif case == "reserved": h["reserved"] = 1
 stream = zlib.compress(payload) + extra
 raw = b"SUFSMETA" + struct.pack("<IIQQQQQI", h["version"], h["bs"], h["image"], h["blocks"],
-                                h["stored"], h["records"], len(stream), 0)
+                                h["stored"], h["records"], len(stream), h.get("reserved", 0))
 raw += struct.pack("<I", zlib.crc32(raw) & 0xffffffff)
 open(out, "wb").write(raw + stream)
 EOF2
@@ -573,6 +574,7 @@ EOF2
 		[ ! -e "$T/restored" ]
 	done <<-'EOF'
 	version unsupported metadata image version
+	reserved corrupt metadata image (reserved header field is not 0)
 	blocksize corrupt metadata image (bad block size)
 	blockcount corrupt metadata image (bad image size or block count)
 	counts corrupt metadata image (bad counts)
