@@ -3,7 +3,10 @@
  *
  * The walk goes through directory file descriptors (openat, fstatat), so a
  * deep tree costs no path lookups and no PATH_MAX limit; the path string is
- * kept only for messages.  Three rules make the result reproducible:
+ * kept only for messages.  Each directory on the way down holds one open
+ * descriptor, so the depth is bounded by the limit on open files (ulimit
+ * -n, about 1,000 levels by default); past it the copy fails naming the
+ * directory (EMFILE).  Three rules make the result reproducible:
  *
  *   1. Entries are copied in byte order of their names (strcmp), never in
  *      the order readdir returns them.  Inode and block allocation then
