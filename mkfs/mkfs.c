@@ -555,6 +555,45 @@ static int explain_inodes(const struct args *a)
 	return 1;
 }
 
+/*
+ * The layout fails even with the fewest inodes: say why when it is the size
+ * or the group size.  1 after the message, 0 when neither explains it.
+ */
+static int explain_geometry(const struct args *a)
+{
+	struct sufs_super sb = { 0 };
+	uint32_t bs = a->mo.block_size ? a->mo.block_size : SUFS_DEF_BLOCK_SIZE;
+	uint32_t bpg = a->mo.blocks_per_group ? a->mo.blocks_per_group : 8 * bs;
+	uint64_t blocks = a->size / bs, groups = (blocks + bpg - 1) / bpg, need;
+
+	if (blocks < 64) {
+		errmsg("cannot lay out a file system of %llu bytes on %s: too small, it needs "
+		       "at least 64 blocks (%llu bytes with %u-byte blocks)",
+		       (unsigned long long)a->size, shown(a->image), 64ull * bs, bs);
+		return 1;
+	}
+	if (groups > UINT32_MAX)
+		return 0;
+	/* the first group: its superblock, the descriptors of all groups,
+	 * two bitmaps, one block of inodes, and the root directory's block */
+	sb.block_size = bs;
+	sb.inode_size = SUFS_INODE_SIZE;
+	sb.blocks_per_group = bpg;
+	sb.blocks_count = blocks;
+	sb.groups_count = (uint32_t)groups;
+	sb.gdt_blocks = (uint32_t)((groups * SUFS_GROUP_DESC_SIZE + bs - 1) / bs);
+	sb.inodes_per_group = bs / SUFS_INODE_SIZE;
+	need = sufs_group_overhead(&sb, 0) + 1;
+	if (need <= bpg)
+		return 0;
+	errmsg("cannot lay out a file system of %llu bytes on %s: its %llu groups of %u blocks "
+	       "need %u blocks of group descriptors, and the first group cannot hold them "
+	       "with its own metadata (%llu blocks); use a larger -g or a smaller SIZE",
+	       (unsigned long long)a->size, shown(a->image), (unsigned long long)groups, bpg,
+	       sb.gdt_blocks, (unsigned long long)need);
+	return 1;
+}
+
 /* ---- output -------------------------------------------------------------------- */
 
 static void print_bytes(uint64_t bytes)
@@ -780,7 +819,7 @@ int main(int argc, char **argv)
 
 	rc = sufs_mkfs_layout(a.size, &a.mo, &layout);
 	if (rc) {
-		if (rc != -SUFS_EGEOMETRY || !explain_inodes(&a))
+		if (rc != -SUFS_EGEOMETRY || (!explain_inodes(&a) && !explain_geometry(&a)))
 			errmsg("cannot lay out a file system of %llu bytes on %s: %s",
 			       (unsigned long long)a.size, shown(a.image), sufs_strerror(rc));
 		exit(EXIT_LAYOUT);

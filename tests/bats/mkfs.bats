@@ -469,14 +469,21 @@ mksrc() {
 	[ ! -e "$T/img" ]
 }
 
-@test "mkfs of a size too small for the layout exits 4 and creates nothing" {
+@test "mkfs of a size too small for the layout exits 4, says why, and creates nothing" {
 	run "$MKFS" "$T/img" 16K
 	assert_failure 4
-	assert_output --partial "layout does not fit"
+	assert_output "mkfs.sufs: cannot lay out a file system of 16384 bytes on $T/img: too small, it needs at least 64 blocks (262144 bytes with 4096-byte blocks)"
 	[ ! -e "$T/img" ]
 	run "$MKFS" "$T/img" 0
 	assert_failure 4
 	[ ! -e "$T/img" ]
+	# groups so small that the first cannot hold the descriptors of all
+	run "$MKFS" -b 1024 -g 64 "$T/img" 64M
+	assert_failure 4
+	assert_output "mkfs.sufs: cannot lay out a file system of 67108864 bytes on $T/img: its 1024 groups of 64 blocks need 64 blocks of group descriptors, and the first group cannot hold them with its own metadata (70 blocks); use a larger -g or a smaller SIZE"
+	[ ! -e "$T/img" ]
+	run "$MKFS" -q -b 1024 -g 64 "$T/img" 16M
+	assert_success
 }
 
 @test "mkfs refuses an unknown option" {
