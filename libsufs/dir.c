@@ -251,7 +251,9 @@ static int dir_grow(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din,
 
 	if (lblk && bmap_get(fs, din, lblk - 1, &goal) == 0 && goal)
 		goal++;
-	err = block_new(fs, goal, BUF_DIR, UPD_MKDIR, &pblk, &b, &pw);
+	err = bmap_room(fs, din, lblk, 1);
+	if (!err)
+		err = block_new(fs, goal, BUF_DIR, UPD_MKDIR, &pblk, &b, &pw);
 	if (err)
 		return err;
 	put16(b->data + DE_RECLEN, (uint16_t)dir_data_end(fs->bsize));

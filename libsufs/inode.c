@@ -292,6 +292,40 @@ int bmap_get(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk, uin
 	return 0;
 }
 
+/*
+ * Is there room to map logical block lblk, a hole: the indirect blocks
+ * missing on its path and `more` blocks besides (the data block)?  0, or
+ * -ENOSPC before anything is allocated, so that a write that cannot be
+ * made leaves no indirect block behind that maps nothing past the size.
+ */
+int bmap_room(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk, unsigned more)
+{
+	uint32_t idx[4];
+	int depth, level, err;
+	uint64_t ptr, need = more;
+	struct buf *b;
+
+	err = bmap_path(fs, lblk, &depth, idx);
+	if (err)
+		return err;
+	if (depth) {
+		ptr = in->block[idx[0]];
+		for (level = 1; level < depth && ptr; level++) {
+			if (!block_in_range(fs, ptr))
+				return -SUFS_ECORRUPT;
+			err = buf_get(fs, ptr, BUF_IND, &b);
+			if (err)
+				return err;
+			ptr = get64(b->data + 8 * idx[level]);
+			buf_put(fs, b);
+		}
+		/* the levels from the first missing one down */
+		if (!ptr)
+			need += (uint64_t)(depth - level + 1);
+	}
+	return fs->sb.free_blocks < need ? -ENOSPC : 0;
+}
+
 int sufs_bmap(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t *pblk)
 {
 	struct sufs_inode in;

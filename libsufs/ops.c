@@ -1060,7 +1060,9 @@ static int do_write(struct sufs_fs *fs, uint32_t ino, uint64_t off, const void *
 			break;
 		if (!pblk) {
 			pw.n = 0;
-			err = bmap_set(fs, &in, lblk, 0, goal, NULL, &iw, NULL);
+			err = bmap_room(fs, &in, lblk, 1);
+			if (!err)
+				err = bmap_set(fs, &in, lblk, 0, goal, NULL, &iw, NULL);
 			if (!err)
 				err = block_new(fs, goal, BUF_DATA, UPD_DATA, &pblk, &b, &pw);
 			if (err)

@@ -372,6 +372,7 @@ int bmap_path_waits(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *i
 int inode_valid_ino(struct sufs_fs *fs, uint32_t ino);
 uint64_t inode_max_blocks(struct sufs_fs *fs);
 int bmap_get(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk, uint64_t *pblk);
+int bmap_room(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk, unsigned more);
 uint64_t inode_goal(struct sufs_fs *fs, uint32_t ino);
 int inode_has_blocks(const struct sufs_inode *in);
 

@@ -823,6 +823,93 @@ static void a_full_image_fails_writes_with_enospc_and_keeps_what_was_written(voi
 	assert_pattern(t->fs, f, 0, size, 5);
 }
 
+/* Fill a small image with one file, then give back blocks from its end
+ * until exactly n are free. */
+static uint32_t fill_leaving(struct tfs *t, uint64_t n)
+{
+	uint8_t blk[1024] = { 0 };
+	uint32_t f = create(t->fs, SUFS_ROOT_INO, "fill");
+	uint64_t off = 0;
+
+	blk[0] = 1;
+	while (sufs_write(t->fs, f, off, blk, sizeof(blk)) == 0)
+		off += sizeof(blk);
+	assert_int_equal(sufs_sync(t->fs), 0);
+	while (sufs_get_super(t->fs)->free_blocks < n) {
+		off -= sizeof(blk);
+		assert_int_equal(sufs_truncate(t->fs, f, off), 0);
+		assert_int_equal(sufs_sync(t->fs), 0);
+	}
+	assert_int_equal(sufs_get_super(t->fs)->free_blocks, n);
+	return f;
+}
+
+static void a_write_that_cannot_have_its_indirect_blocks_and_data_allocates_nothing(void **state)
+{
+	struct tfs *t = *state;
+	/* with 1 KiB blocks: single, double and triple indirect; the free
+	 * blocks one fewer than the write needs (its data block and path) */
+	static const struct { uint64_t off; uint64_t nfree; } c[] = {
+		{ 50 << 10, 1 }, { 200 << 10, 2 }, { 17 << 20, 3 },
+	};
+	struct sufs_inode in;
+	unsigned i, k;
+	uint32_t e;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		remake_small(t, 1u << 20, 0);
+		fill_leaving(t, c[i].nfree);
+		e = create(t->fs, SUFS_ROOT_INO, "e");
+		assert_int_equal(sufs_write(t->fs, e, c[i].off, "x", 1), -ENOSPC);
+		assert_int_equal(sufs_get_super(t->fs)->free_blocks, c[i].nfree);
+		assert_int_equal(sufs_inode_get(t->fs, e, &in), 0);
+		assert_int_equal(in.size, 0);
+		assert_int_equal(in.blocks, 0);
+		for (k = 0; k < SUFS_NBLOCKS; k++)
+			assert_int_equal(in.block[k], 0);
+		tu_assert_summaries(t->fs);
+		/* with one more block free it fits */
+		assert_int_equal(sufs_truncate(t->fs, create(t->fs, SUFS_ROOT_INO, "g"), 0), 0);
+	}
+}
+
+static void a_directory_that_cannot_grow_by_a_block_and_its_indirect_block_allocates_nothing(
+	void **state)
+{
+	struct tfs *t = *state;
+	struct sufs_inode in;
+	uint32_t d, ino;
+	char name[200];
+	unsigned n = 0;
+	int rc;
+
+	remake_small(t, 1u << 20, 256);
+	d = mkdir_(t->fs, SUFS_ROOT_INO, "d");
+	/* twelve blocks of names: the next block needs the indirect one */
+	memset(name, 'x', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	for (;;) {
+		snprintf(name + 180, 20, "%04u", n);
+		assert_int_equal(sufs_mknod(t->fs, d, name, strlen(name), S_IFIFO | 0644, 0, 0, NULL,
+					    &ino), 0);
+		n++;
+		if (stat_(t->fs, d).size == 12 * 1024 && n % 5 == 0)
+			break;
+	}
+	fill_leaving(t, 1);
+	for (rc = 0; rc == 0; n++) {
+		snprintf(name + 180, 20, "%04u", n);
+		rc = sufs_mknod(t->fs, d, name, strlen(name), S_IFIFO | 0644, 0, 0, NULL, &ino);
+	}
+	assert_int_equal(rc, -ENOSPC);
+	assert_int_equal(sufs_sync(t->fs), 0);
+	assert_int_equal(sufs_get_super(t->fs)->free_blocks, 1);
+	assert_int_equal(sufs_inode_get(t->fs, d, &in), 0);
+	assert_int_equal(in.size, 12 * 1024);
+	assert_int_equal(in.block[SUFS_IND], 0);
+	tu_assert_summaries(t->fs);
+}
+
 static void a_name_that_needs_a_new_directory_block_in_a_full_image_fails_cleanly(void **state)
 {
 	struct tfs *t = *state;
@@ -1896,6 +1983,8 @@ int main(void)
 		T(a_link_count_at_link_max_fails_with_emlink),
 		T(a_read_only_file_system_refuses_every_change_with_erofs),
 		T(a_full_image_fails_writes_with_enospc_and_keeps_what_was_written),
+		T(a_write_that_cannot_have_its_indirect_blocks_and_data_allocates_nothing),
+		T(a_directory_that_cannot_grow_by_a_block_and_its_indirect_block_allocates_nothing),
 		T(a_name_that_needs_a_new_directory_block_in_a_full_image_fails_cleanly),
 		T(a_mkdir_that_fails_for_lack_of_blocks_leaves_the_parents_link_count_alone),
 		T(running_out_of_inodes_fails_with_enospc_and_keeps_the_counts),
