@@ -28,6 +28,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Exit statuses (man/sufs-replay.8, EXIT STATUS). */
@@ -765,6 +766,16 @@ static void close_source(struct source *src)
 	free(src->buf);
 }
 
+/* Do the two paths name one file (a script of "-" names none)? */
+static int same_file(const char *path, const char *other)
+{
+	struct stat a, b;
+
+	if (!other || strcmp(other, "-") == 0 || stat(path, &a) || stat(other, &b))
+		return 0;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 /* Open the image through the wrapper device; returns 0 or an exit status. */
 static int open_image(const struct args *a, struct iodev **io, struct sufs_fs **fs)
 {
@@ -779,6 +790,12 @@ static int open_image(const struct args *a, struct iodev **io, struct sufs_fs **
 	else if (a->crash_kind == 'e')
 		iodev_crash_after_barriers(*io, a->crash_at);
 	if (a->iolog) {
+		/* the log is made empty first: never over the inputs */
+		if (same_file(a->iolog, a->image) || same_file(a->iolog, a->script)) {
+			errmsg("the I/O log %s is the %s: it would be overwritten", shown(a->iolog),
+			       same_file(a->iolog, a->image) ? "image" : "script");
+			return EXIT_USAGE;
+		}
 		rc = iodev_log_open(*io, a->iolog);
 		if (rc) {
 			errmsg("cannot create the I/O log %s: %s", shown(a->iolog), sufs_strerror(rc));

@@ -995,6 +995,21 @@ assert d["seconds"] >= 0' "$output"
 	[ "$w" -gt 0 ]
 }
 
+@test "--iolog never overwrites the image or the script (exit 1, nothing written)" {
+	echo "mkdir /a" >"$T/script"
+	ln "$T/script" "$T/same"
+	before=$(sha "$IMG")
+	run --separate-stderr "$REPLAY" --iolog "$IMG" "$IMG" "$T/script"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-replay: the I/O log $IMG is the image: it would be overwritten"
+	[ "$(sha "$IMG")" = "$before" ]
+	run --separate-stderr "$REPLAY" --iolog "$T/same" "$IMG" "$T/script"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-replay: the I/O log $T/same is the script: it would be overwritten"
+	[ "$(cat "$T/script")" = "mkdir /a" ]
+	[ "$(sha "$IMG")" = "$before" ]
+}
+
 @test "the I/O log rebuilds the image from a copy taken before the run" {
 	require_cmd python3
 	cp "$IMG" "$T/start.img"
