@@ -14,6 +14,7 @@
 #include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -107,7 +108,8 @@ int sufs_dev_open(const char *path, unsigned flags, struct sufs_dev **out)
 
 	if (flags & SUFS_DEV_CREATE)
 		oflags |= O_CREAT;
-	fd = open(path, oflags | O_CLOEXEC, 0666);
+	/* O_NONBLOCK: a fifo must not hang the open; it is refused below */
+	fd = open(path, oflags | O_CLOEXEC | O_NONBLOCK, 0666);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st)) {
@@ -115,9 +117,14 @@ int sufs_dev_open(const char *path, unsigned flags, struct sufs_dev **out)
 		close(fd);
 		return err;
 	}
-	if (S_ISDIR(st.st_mode)) {
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
 		close(fd);
-		return -EISDIR;
+		return S_ISDIR(st.st_mode) ? -EISDIR : -SUFS_ENOTIMAGE;
+	}
+	if ((err = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, err & ~O_NONBLOCK) == -1) {
+		err = -errno;
+		close(fd);
+		return err;
 	}
 	if (S_ISBLK(st.st_mode) && (flags & SUFS_DEV_EXCL)) {
 		/* reopen exclusively: refuse a device that is mounted or in use */
@@ -129,6 +136,13 @@ int sufs_dev_open(const char *path, unsigned flags, struct sufs_dev **out)
 		}
 		close(fd);
 		fd = fd2;
+	}
+	/* one writer at a time: two programs writing one image would each
+	 * overwrite the other's blocks (the lock goes with the descriptor) */
+	if ((flags & SUFS_DEV_RDWR) && flock(fd, LOCK_EX | LOCK_NB)) {
+		err = errno == EWOULDBLOCK ? -SUFS_EINUSE : -errno;
+		close(fd);
+		return err;
 	}
 	dev = calloc(1, sizeof(*dev));
 	f = calloc(1, sizeof(*f));
@@ -149,11 +163,8 @@ int sufs_dev_open(const char *path, unsigned flags, struct sufs_dev **out)
 		if (ioctl(fd, BLKGETSIZE64, &bytes))
 			bytes = 0;
 		dev->size = bytes;
-	} else if (S_ISREG(st.st_mode)) {
-		dev->size = (uint64_t)st.st_size;
 	} else {
-		sufs_dev_close(dev);
-		return -SUFS_ENOTIMAGE;
+		dev->size = (uint64_t)st.st_size;
 	}
 	*out = dev;
 	return 0;

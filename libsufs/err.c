@@ -18,6 +18,7 @@ static const char *const messages[] = {
 	[SUFS_EBGREFUSED - SUFS_EBASE] = "background check refused: the image needs a full check",
 	[SUFS_ESHORT - SUFS_EBASE] = "not a sufs file system (too small to hold a superblock)",
 	[SUFS_ENOTIMAGE - SUFS_EBASE] = "neither a regular file nor a block device",
+	[SUFS_EINUSE - SUFS_EBASE] = "another program has it open for writing",
 };
 
 const char *sufs_strerror(int err)

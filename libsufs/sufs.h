@@ -44,6 +44,7 @@ enum sufs_err {
 	SUFS_EBGREFUSED,  /* a background check is not possible: run a full check */
 	SUFS_ESHORT,      /* the image is too small to hold a superblock */
 	SUFS_ENOTIMAGE,   /* neither a regular file nor a block device */
+	SUFS_EINUSE,      /* another program has the image open for writing */
 	SUFS_ELAST
 };
 

@@ -1010,6 +1010,47 @@ assert d["seconds"] >= 0' "$output"
 	[ "$(sha "$IMG")" = "$before" ]
 }
 
+@test "one program writes an image at a time: the others are refused, readers are not; a fifo is refused at once" {
+	mkfifo "$T/hold"
+	# a writer that keeps the image open until its input ends
+	"$DEBUG" -w "$IMG" <"$T/hold" >/dev/null 2>&1 &
+	exec 5>"$T/hold"
+	# wait until it has the image open (a run with nothing to do is refused)
+	for _ in $(seq 200); do
+		if ! "$REPLAY" "$IMG" - </dev/null 2>"$T/err" &&
+			grep -q "another program has it open for writing" "$T/err"; then
+			break
+		fi
+		sleep 0.05
+	done
+	before=$(sha "$IMG")
+	run --separate-stderr "$REPLAY" "$IMG" - <<<"mkdir /a"
+	assert_failure 2
+	assert_equal "$stderr" "sufs-replay: cannot open $IMG: another program has it open for writing"
+	run --separate-stderr "$SNAP" create "$IMG" s
+	assert_failure 1
+	run --separate-stderr "$FSCK" -fy "$IMG"
+	assert_failure 8
+	run --separate-stderr "$MKFS" -q -f "$IMG"
+	assert_failure 2
+	[ "$(sha "$IMG")" = "$before" ]
+	run "$FSCK" -fn "$IMG"
+	assert_success
+	run "$DUMP" -h "$IMG"
+	assert_success
+	exec 5>&-
+	wait
+	run "$REPLAY" "$IMG" - <<<"mkdir /a"
+	assert_success
+	# a fifo as the image: refused by name, never waited on
+	mkfifo "$T/fifo"
+	run --separate-stderr timeout 10 "$REPLAY" "$T/fifo" - <<<"mkdir /a"
+	assert_failure 2
+	assert_equal "$stderr" "sufs-replay: cannot open $T/fifo: neither a regular file nor a block device"
+	run --separate-stderr timeout 10 "$FSCK" -n "$T/fifo"
+	assert_failure 8
+}
+
 @test "the I/O log rebuilds the image from a copy taken before the run" {
 	require_cmd python3
 	cp "$IMG" "$T/start.img"
