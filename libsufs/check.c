@@ -240,6 +240,35 @@ static int touch(struct chk *c)
  * refuses whatever is not a leak; preen fixes PREEN_OK problems and
  * halts at any other; -y says yes; otherwise the caller is asked.
  */
+/*
+ * A problem found outside a check's passes (the background check's look
+ * at the snapshot files, whose block maps its view shows empty): told and
+ * counted as the check tells and counts its own, and not fixed.
+ */
+void check_tell(const struct sufs_check_opts *o, struct sufs_check_result *r, unsigned code,
+		uint32_t ino, uint64_t num, uint64_t blk)
+{
+	const struct sufs_problem_def *d = sufs_problem_def(code);
+	struct pctx x = { .ino = ino, .num = num, .blk = blk };
+	struct sufs_problem p;
+
+	if (!d)
+		return;
+	memset(&p, 0, sizeof(p));
+	p.def = d;
+	p.ino = ino;
+	p.num = num;
+	p.blk = blk;
+	expand(p.message, sizeof(p.message), d->message, &x);
+	r->problems++;
+	if (d->flags & SUFS_PR_LEAK)
+		r->leaks++;
+	else
+		r->nonleaks++;
+	if (o->report)
+		o->report(o->arg, &p, 0);
+}
+
 static int fix_problem(struct chk *c, unsigned code, const struct pctx *x)
 {
 	const struct sufs_problem_def *d = sufs_problem_def(code);

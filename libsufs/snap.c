@@ -636,7 +636,7 @@ static int expunge_fn(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t 
 
 	(void)ino; (void)lblk; (void)level;
 	if (bad)
-		return 0;
+		return -SUFS_ECORRUPT; /* what it should leave out is unknown */
 	g = (uint32_t)(pblk / fs->sb.blocks_per_group);
 	n = pblk % fs->sb.blocks_per_group;
 	if ((z->bitmaps[g][n >> 3] >> (n & 7)) & 1) {

@@ -176,6 +176,31 @@ EOF2
 	assert_success
 }
 
+@test "a snapshot file whose block map points out of range: -b exits 4, frees nothing, flags the image" {
+	mkimg "$IMG"
+	printf 'mkdir /d\ncreate /d/f\nwrite /d/f 0 100K 1\n' | "$REPLAY" "$IMG" -
+	"$SNAP" create "$IMG" s
+	# the snapshot takes the blocks of the removed file: its indirect block
+	# maps them (a snapshot file's logical block is the block's number)
+	printf 'unlink /d/f\nsync\n' | "$REPLAY" "$IMG" -
+	ino=$("$SNAP" info --json "$IMG" s | python3 -c 'import json, sys; print(json.load(sys.stdin)["inode"])')
+	"$DEBUG" -w -R "sif <$ino> block[IND] 99999999" "$IMG"
+	before=$(problem_names)
+	run --separate-stderr "$FSCK" -b "$IMG"
+	assert_failure 4
+	assert_line "Inode $ino block #12 points to 99999999, outside the data area."
+	assert_line --partial "problems worse than leaks found: nothing was changed."
+	refute_output --partial "marked in use but used by nothing"
+	run "$DUMP" "$IMG"
+	assert_line --regexp '^Filesystem flags: +needs_fsck$'
+	run problem_names
+	assert_output "$before"
+	# nor does sufs-snap take a snapshot that would leave those blocks out
+	run --separate-stderr "$SNAP" create "$IMG" t
+	assert_failure 1
+	assert_equal "$stderr" "sufs-snap: $IMG: creating snapshot \"t\": corrupt metadata"
+}
+
 @test "an image flagged by sufs-debug as needing a full check is refused" {
 	popimg
 	"$DEBUG" -w -R "set_super_value flags 1" "$IMG"
