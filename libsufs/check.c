@@ -2282,11 +2282,25 @@ static void check_snap_slots(struct chk *c)
 {
 	struct sufs_fs *fs = c->fs;
 	struct pctx x;
-	uint32_t i, ino;
+	uint32_t i, j, ino;
 
 	for (i = 0; i < SUFS_SNAP_SLOTS; i++) {
 		ino = fs->sb.snap[i].ino;
-		if (!ino || (ino <= c->ninodes && c->ftype[ino] == SUFS_FT_REG))
+		if (!ino)
+			continue;
+		/* two slots naming one file: deleting either snapshot would
+		 * take the other's file with it; the newer slot goes */
+		for (j = 0; j < i && fs->sb.snap[j].ino != ino; j++)
+			;
+		if (j < i) {
+			x = (struct pctx){ .num = j, .num2 = i, .ino = ino };
+			if (fix_problem(c, SUFS_PR_SNAP_SLOT_DUP, &x)) {
+				memset(&fs->sb.snap[i], 0, sizeof(fs->sb.snap[i]));
+				fs->sb_dirty = 1;
+			}
+			continue;
+		}
+		if (ino <= c->ninodes && c->ftype[ino] == SUFS_FT_REG)
 			continue;
 		x = (struct pctx){ .num = i, .ino = ino };
 		if (fix_problem(c, SUFS_PR_SNAP_SLOT_BAD, &x)) {

@@ -684,6 +684,7 @@ enum sufs_problem_code {
 	SUFS_PR_SNAP_SLOT_BAD      = 0x0003,
 	SUFS_PR_SB_FIELD           = 0x0004,
 	SUFS_PR_SB_CSUM            = 0x0005,
+	SUFS_PR_SNAP_SLOT_DUP      = 0x0006,
 	/* pass 1: inodes and block maps */
 	SUFS_PR_RESERVED_INODE     = 0x0101,
 	SUFS_PR_INODE_ZERO_MODE    = 0x0102,

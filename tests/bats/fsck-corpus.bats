@@ -279,6 +279,10 @@ corpus() {
 	corpus f_snap_slot
 }
 
+@test "f_snap_slot_dup: two snapshot slots name one file" {
+	corpus f_snap_slot_dup
+}
+
 @test "f_special_data: a fifo with a size and a device node with a block pointer" {
 	corpus f_special_data
 }
