@@ -24,6 +24,10 @@ int outfile_check(const char *path, const struct stat *input, int force, const c
 {
 	struct stat st;
 
+	if (!*path) {
+		*why = "an empty name";
+		return -EINVAL;
+	}
 	/* what -f cannot help first, so as not to suggest it; the input
 	 * through a symlink too */
 	if (input && stat(path, &st) == 0 && st.st_dev == input->st_dev &&
@@ -48,7 +52,7 @@ int outfile_check(const char *path, const struct stat *input, int force, const c
 	return 0;
 }
 
-int outfile_open(struct outfile *o, const char *path)
+int outfile_open(struct outfile *o, const char *path, mode_t mode)
 {
 	char *copy;
 	mode_t mask;
@@ -72,10 +76,10 @@ int outfile_open(struct outfile *o, const char *path)
 		o->tmp = NULL;
 		return err;
 	}
-	/* the mode a new file gets, not mkstemp()'s 0600 */
+	/* the mode asked for less the umask, not mkstemp()'s 0600 */
 	mask = umask(0);
 	umask(mask);
-	if (fchmod(o->fd, 0666 & ~mask)) {
+	if (fchmod(o->fd, mode & 0666 & ~mask)) {
 		err = -errno;
 		outfile_abort(o);
 		return err;

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 extern const char *prog;
 
@@ -80,7 +81,9 @@ const char *shown(const char *s);
  * saying what is wrong: PATH is INPUT itself (when INPUT is given), is
  * there but not a regular file (a symlink included), or is there and
  * FORCE was not given (-EEXIST).
- * outfile_open(): make the temporary file, mode 0666 less the umask.
+ * outfile_open(): make the temporary file, with MODE's read and write bits
+ * less the umask (the input's: a copy is not readable by more users than
+ * what it copies).
  * outfile_commit(): fsync it, put it in place (replacing a file under the
  * name only when REPLACE), fsync the directory.  On failure *where says
  * which step failed and nothing is left; 0 or a negative errno.
@@ -93,7 +96,7 @@ struct outfile {
 	int fd;
 };
 int outfile_check(const char *path, const struct stat *input, int force, const char **why);
-int outfile_open(struct outfile *o, const char *path);
+int outfile_open(struct outfile *o, const char *path, mode_t mode);
 int outfile_commit(struct outfile *o, int replace, const char **where);
 void outfile_abort(struct outfile *o);
 

@@ -223,13 +223,15 @@ static int check_output(const char *out, int force, const struct stat *in)
 
 	if (!err)
 		return EXIT_OK;
-	errmsg("%s: %s", shown(out), why);
+	errmsg("%s: %s", *out ? shown(out) : "''", why);
 	return err == -EINVAL || err == -EEXIST ? EXIT_USAGE : EXIT_IO;
 }
 
-static int open_output(struct outfile *o, const char *out)
+/* The output gets the input's read and write bits (less the umask): it
+ * holds what the input holds. */
+static int open_output(struct outfile *o, const char *out, const struct stat *in)
 {
-	int err = outfile_open(o, out);
+	int err = outfile_open(o, out, in->st_mode);
 
 	if (err) {
 		errmsg("%s: making a temporary file beside it: %s", shown(out), strerror(-err));
@@ -554,7 +556,7 @@ int metaimage_save(struct sufs_fs *fs, const char *image_name, const char *out, 
 	}
 	status = check_output(out, force, &in_st);
 	if (status == EXIT_OK)
-		status = open_output(&o, out);
+		status = open_output(&o, out, &in_st);
 	if (status != EXIT_OK) {
 		free(set.bits);
 		return status;
@@ -805,7 +807,7 @@ int metaimage_restore(const char *meta, const char *out, int force)
 
 	status = check_output(out, force, &st);
 	if (status == EXIT_OK)
-		status = open_output(&o, out);
+		status = open_output(&o, out, &st);
 	if (status == EXIT_OK) {
 		if (ftruncate(o.fd, (off_t)h.image_bytes) != 0) {
 			errmsg("%s: %s", shown(out), strerror(errno));

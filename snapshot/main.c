@@ -402,7 +402,7 @@ static int check_output(const char *image, const char *out, int force)
 
 	if (!err)
 		return EXIT_OK;
-	errmsg("%s: %s", shown(out), why);
+	errmsg("%s: %s", *out ? shown(out) : "''", why);
 	return err == -EINVAL || err == -EEXIST ? EXIT_USAGE : EXIT_FAIL;
 }
 
@@ -466,6 +466,7 @@ static int cmd_export(const char *image, const char *name, const char *out,
 	struct sufs_fs *fs, *vfs = NULL;
 	const struct sufs_super *vsb;
 	struct sigaction sa;
+	struct stat st;
 	const char *where = NULL;
 	char esc[ESCAPED_MAX];
 	int rc, status;
@@ -500,7 +501,8 @@ static int cmd_export(const char *image, const char *name, const char *out,
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 
-	rc = outfile_open(&e.file, out);
+	/* the copy is readable by no more users than the image */
+	rc = stat(image, &st) ? -errno : outfile_open(&e.file, out, st.st_mode);
 	if (rc)
 		where = "making a temporary file beside the output";
 	if (!rc) {

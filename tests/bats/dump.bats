@@ -503,6 +503,17 @@ assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups
 	assert_equal "$(ls -A "$T/out" | sort | tr '\n' ' ')" "dangling kept link "
 }
 
+@test "-m and --restore give their output the input's permissions; an empty output name is refused" {
+	chmod 600 "$IMG"
+	"$DUMP" -m "$T/meta" "$IMG"
+	[ "$(stat -c %a "$T/meta")" = 600 ]
+	"$DUMP" --restore "$T/meta" "$T/restored"
+	[ "$(stat -c %a "$T/restored")" = 600 ]
+	run "$DUMP" -m "" "$IMG"
+	assert_failure 1
+	assert_output "sufs-dump: '': an empty name"
+}
+
 @test "--restore refuses a metadata image whose header or data was changed" {
 	"$DUMP" -m "$T/meta" "$IMG"
 	cp "$T/meta" "$T/hdr"

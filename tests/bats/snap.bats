@@ -493,6 +493,21 @@ usage_of() {
 	fsck_clean "$IMG"
 }
 
+@test "an export is readable by no more users than the image, and an empty output name is refused" {
+	mkimg "$IMG"
+	"$SNAP" create "$IMG" s
+	chmod 600 "$IMG"
+	snap export "$IMG" s "$T/private.img"
+	assert_success
+	[ "$(stat -c %a "$T/private.img")" = 600 ]
+	chmod 644 "$IMG"
+	(umask 077 && "$SNAP" export "$IMG" s "$T/masked.img")
+	[ "$(stat -c %a "$T/masked.img")" = 600 ]
+	snap export "$IMG" s ""
+	assert_failure 2
+	assert_equal "$stderr" "sufs-snap: '': an empty name"
+}
+
 @test "an export that fails leaves no image behind and the old one as it was" {
 	mkimg "$IMG"
 	"$SNAP" create "$IMG" s
