@@ -3,6 +3,7 @@
 #include "sufs.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -302,4 +303,16 @@ void progress_end(struct progress *p)
 		fputc('\n', stderr);
 	}
 	p->active = 0;
+}
+
+char *seconds_str(int64_t sec, uint32_t nsec, char *buf, size_t size)
+{
+	if (sec < 0 && nsec)
+		/* the nanoseconds count up from the second below: (-1, 5e8)
+		 * is -0.5 */
+		snprintf(buf, size, "-%" PRIu64 ".%09" PRIu32, (uint64_t)-(sec + 1),
+			 1000000000u - nsec);
+	else
+		snprintf(buf, size, "%" PRId64 ".%09" PRIu32, sec, nsec);
+	return buf;
 }

@@ -58,6 +58,11 @@ void progress_end(struct progress *p);
 
 double now_seconds(void);
 
+/* A time as a decimal number of seconds, "-0.500000000" for sec -1 and
+ * nsec 500000000 (nsec counts up from sec, as in a struct timespec);
+ * into buf (32 bytes hold any), which it returns. */
+char *seconds_str(int64_t sec, uint32_t nsec, char *buf, size_t size);
+
 /*
  * Names as they are printed: bytes that would not show (control bytes,
  * DEL, bytes that are not UTF-8) as \xHH, and \n, \t and \\ (so that

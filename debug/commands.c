@@ -608,8 +608,9 @@ static void print_block_list(const struct block_list *l)
 
 static void print_stat_time(const char *label, int64_t sec, uint32_t ns)
 {
-	char buf[64];
-	printf("%6s: %lld.%09u -- %s\n", label, (long long)sec, ns, fmt_time(sec, buf, sizeof(buf)));
+	char buf[64], num[32];
+	printf("%6s: %s -- %s\n", label, seconds_str(sec, ns, num, sizeof(num)),
+	       fmt_time(sec, buf, sizeof(buf)));
 }
 
 static int cmd_stat(struct session *s, int argc, char **argv)

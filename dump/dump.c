@@ -148,9 +148,10 @@ static void put_time(FILE *f, int64_t sec, uint32_t nsec, int nsec_too)
 	if ((int64_t)t != sec || !localtime_r(&t, &tm) ||
 	    !strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S", &tm) ||
 	    !strftime(zone, sizeof(zone), "%z", &tm)) {
-		fprintf(f, "%" PRId64, sec);
 		if (nsec_too)
-			fprintf(f, ".%09" PRIu32, nsec);
+			fputs(seconds_str(sec, nsec, date, sizeof(date)), f);
+		else
+			fprintf(f, "%" PRId64, sec);
 		return;
 	}
 	fputs(date, f);

@@ -389,6 +389,14 @@ static int arg_time(struct run *r, const char *what, const char *s, int64_t *sec
 			ns += (uint32_t)(*p - '0') * scale;
 		}
 	}
+	/* before 1970 the nanoseconds count up from the second below, as in
+	 * a struct timespec: -0.25 is second -1 and 750000000 ns */
+	if (whole[0] == '-' && ns) {
+		if (*sec == INT64_MIN)
+			return bad_arg(r, what, s);
+		--*sec;
+		ns = 1000000000u - ns;
+	}
 	*nsec = ns;
 	return 0;
 }

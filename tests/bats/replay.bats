@@ -413,6 +413,19 @@ create /g\nchown 42 /g\nchown :43 /g\nsymlink g /l\nchmod 0600 /l'
 	assert_line --partial "Mode:  0600"
 }
 
+@test "utimes before 1970 keeps the sign of the fraction: -0.25 is a quarter of a second before" {
+	play $'create /f\nutimes /f -0.25 -1.000000001'
+	assert_success
+	dbg "stat /f"
+	assert_line --regexp '^ +atime: -0\.250000000 -- .* 23:59:59 1969$'
+	assert_line --regexp '^ +mtime: -1\.000000001 -- .* 23:59:58 1969$'
+	run "$DUMP" -i /f "$IMG"
+	assert_line --regexp '^atime: +1969-12-31 23:59:59\.750000000 \+0000$'
+	assert_line --regexp '^mtime: +1969-12-31 23:59:58\.999999999 \+0000$'
+	play $'utimes /f -9223372036854775808.5 0'
+	assert_failure 4
+}
+
 @test "fsync and sync succeed on files and directories" {
 	play $'mkdir /d\ncreate /d/f\nwrite /d/f 0 100K\nfsync /d/f\nfsync /d\nfsync /\nsync'
 	assert_success
