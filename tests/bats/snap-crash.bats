@@ -150,6 +150,12 @@ SCRIPT
 	run "$REPLAY" --crash-check --bgfsck --throttle 10 --random 10 "$BASE"
 	assert_failure 1
 	assert_output --partial "--throttle goes with a workload run whole"
+	for mode in sync async; do
+		run --separate-stderr "$REPLAY" --bgfsck --mode $mode --random 10 "$BASE"
+		assert_failure 1
+		assert_output ""
+		[[ $stderr == "sufs-replay: --bgfsck goes with --mode softdep: the background check refuses an image written in another mode"* ]]
+	done
 }
 
 @test "a missing snapshot and a full table are errors a script can expect" {
