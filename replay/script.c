@@ -463,6 +463,43 @@ void script_pattern(uint64_t seed, uint64_t off, void *buf, size_t len)
  * said: 0 or a negative error code, from the path lookup or the operation.
  */
 
+/*
+ * A trailing slash says the last name is a directory (POSIX pathname
+ * resolution): the parent lookups strip it, so the operations that name an
+ * entry check it here.  slashed() says whether path ends in one; what() is
+ * what the entry dir/name is: -ENOENT when there is none, 1 a directory,
+ * 0 anything else.
+ */
+static int slashed(const char *path)
+{
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		if (path[--n - 1] != '/')
+			return 1;
+	return 0;
+}
+
+static int what(struct run *r, uint32_t dir, const char *name, size_t len)
+{
+	struct sufs_stat st;
+	uint32_t ino;
+	int rc = sufs_lookup(r->fs, dir, name, len, &ino);
+
+	if (!rc)
+		rc = sufs_stat(r->fs, ino, &st);
+	return rc ? rc : S_ISDIR(st.mode);
+}
+
+/* For a name with a trailing slash that an operation makes, and that only
+ * mkdir may make: EEXIST if it is there (any type), else ENOENT. */
+static int no_new_slashed(struct run *r, uint32_t dir, const char *name, size_t len)
+{
+	int rc = what(r, dir, name, len);
+
+	return rc >= 0 ? -EEXIST : rc;
+}
+
 static int op_mkdir(struct run *r)
 {
 	uint32_t mode = 0755, dir, ino;
@@ -488,6 +525,10 @@ static int op_create(struct run *r)
 	if (r->argc > 1 && arg_mode(r, r->argv[1], &mode))
 		return BAD_ARG;
 	rc = sufs_namei_parent(r->fs, r->ctx->cwd, r->argv[0], &dir, &name, &len);
+	/* as open(2) with O_CREAT: a file there is not a directory, and a
+	 * new name with a slash would have to be one */
+	if (!rc && slashed(r->argv[0]))
+		rc = what(r, dir, name, len) == 0 ? -ENOTDIR : -EISDIR;
 	if (!rc)
 		rc = sufs_create(r->fs, dir, name, len, mode, &r->ctx->cred, &ino);
 	return rc;
@@ -523,6 +564,8 @@ static int op_mknod(struct run *r)
 	if (r->argc == (devnum ? 5 : 3) && arg_mode(r, r->argv[r->argc - 1], &mode))
 		return BAD_ARG;
 	rc = sufs_namei_parent(r->fs, r->ctx->cwd, r->argv[0], &dir, &name, &len);
+	if (!rc && slashed(r->argv[0]))
+		rc = no_new_slashed(r, dir, name, len);
 	if (!rc)
 		rc = sufs_mknod(r->fs, dir, name, len, type | mode, major, minor, &r->ctx->cred,
 				&ino);
@@ -587,6 +630,8 @@ static int op_link(struct run *r)
 	rc = sufs_namei(r->fs, r->ctx->cwd, r->argv[0], 0, &ino);
 	if (!rc)
 		rc = sufs_namei_parent(r->fs, r->ctx->cwd, r->argv[1], &dir, &name, &len);
+	if (!rc && slashed(r->argv[1]))
+		rc = no_new_slashed(r, dir, name, len);
 	if (!rc)
 		rc = sufs_link(r->fs, ino, dir, name, len);
 	return rc;
@@ -600,6 +645,10 @@ static int op_unlink(struct run *r)
 	int rc;
 
 	rc = sufs_namei_parent(r->fs, r->ctx->cwd, r->argv[0], &dir, &name, &len);
+	if (!rc && slashed(r->argv[0]) && (rc = what(r, dir, name, len)) == 0)
+		rc = -ENOTDIR; /* a directory goes on to unlink's EISDIR */
+	if (rc > 0)
+		rc = 0;
 	if (!rc)
 		rc = sufs_unlink(r->fs, dir, name, len);
 	return rc;
@@ -628,6 +677,12 @@ static int op_rename(struct run *r)
 	rc = sufs_namei_parent(r->fs, r->ctx->cwd, r->argv[0], &sdir, &sname, &slen);
 	if (!rc)
 		rc = sufs_namei_parent(r->fs, r->ctx->cwd, r->argv[1], &ddir, &dname, &dlen);
+	/* a slash on either name: what is moved must be a directory */
+	if (!rc && (slashed(r->argv[0]) || slashed(r->argv[1])) &&
+	    (rc = what(r, sdir, sname, slen)) == 0)
+		rc = -ENOTDIR;
+	if (rc > 0)
+		rc = 0;
 	if (!rc)
 		rc = sufs_rename(r->fs, sdir, sname, slen, ddir, dname, dlen);
 	return rc;
@@ -642,6 +697,8 @@ static int op_symlink(struct run *r)
 	int rc;
 
 	rc = sufs_namei_parent(r->fs, r->ctx->cwd, r->argv[1], &dir, &name, &len);
+	if (!rc && slashed(r->argv[1]))
+		rc = no_new_slashed(r, dir, name, len);
 	if (!rc)
 		rc = sufs_symlink(r->fs, dir, name, len, r->argv[0], &r->ctx->cred, &ino);
 	return rc;

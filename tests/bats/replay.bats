@@ -426,6 +426,33 @@ create /g\nchown 42 /g\nchown :43 /g\nsymlink g /l\nchmod 0600 /l'
 	assert_failure 4
 }
 
+@test "a slash after the last name says it is a directory (ENOTDIR, EISDIR, ENOENT, EEXIST)" {
+	play $'mkdir /d\ncreate /f\nsymlink f /l'
+	assert_success
+	while read -r want line; do
+		play "$line"
+		assert_failure 4
+		[[ $stderr == *"($want)" ]] || { echo "$line: $stderr"; false; }
+	done <<-'EOF'
+	ENOTDIR unlink /f/
+	ENOTDIR rename /f /g/
+	ENOTDIR rename /f/ /g
+	ENOTDIR create /f/
+	EISDIR create /new/
+	EISDIR unlink /d/
+	ENOENT mknod /n/ p
+	EEXIST mknod /f/ p
+	ENOENT symlink f /s/
+	ENOENT link /f /h/
+	ENOENT unlink /none/
+	EOF
+	dbg "ls /"
+	assert_output --partial "f"
+	refute_output --partial "new"
+	play $'mkdir /m/\nrename /m/ /n/\nrmdir /n/\nunlink /f\nunlink /l'
+	assert_success
+}
+
 @test "fsync and sync succeed on files and directories" {
 	play $'mkdir /d\ncreate /d/f\nwrite /d/f 0 100K\nfsync /d/f\nfsync /d\nfsync /\nsync'
 	assert_success
