@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include "commands.h"
+#include "script.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -1270,104 +1271,30 @@ const struct command *command_find(const char *name)
 /* Reading a command line                                                    */
 /* ------------------------------------------------------------------------ */
 
-static int hex_digit(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
- * Split a line into words, as a shell would for the simple cases: blanks
- * separate words; '...' quotes literally; "..." quotes with escapes; and
- * outside single quotes \\, \n, \t, \xHH stand for a backslash, a newline,
- * a tab and byte HH (what print_name() writes), and \ before any other
- * character stands for that character.  The words point into *buf.
- * Returns the number of words, or -1 with *why set.
+ * Split a command line into words as sufs-replay's script language does
+ * (script_split()): into a malloc()ed argv and buffer.  Returns the number
+ * of words, or -1 with *why set.
  */
 static int split_words(const char *line, char ***argvp, char **bufp, const char **why)
 {
-	size_t cap = 8;
-	char **argv = malloc(cap * sizeof(*argv));
-	char *buf = malloc(strlen(line) + 1), *o = buf;
-	const char *p = line;
-	int argc = 0;
+	size_t len = strlen(line);
+	int max = (int)(len / 2 + 1), argc;   /* a word and a blank at least */
+	char **argv = malloc(((size_t)max + 1) * sizeof(*argv));
+	char *buf = malloc(len + 1);
 
 	*why = "out of memory";
-	if (!argv || !buf)
-		goto bad;
-	for (;;) {
-		char quote = 0;
-		while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
-			p++;
-		if (!*p)
-			break;
-		if ((size_t)argc + 1 >= cap) {
-			char **v = realloc(argv, 2 * cap * sizeof(*argv));
-			if (!v)
-				goto bad;
-			argv = v;
-			cap *= 2;
-		}
-		argv[argc++] = o;
-		while (*p && (quote || !(*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))) {
-			char c = *p++;
-			if (quote == '\'') {
-				if (c == '\'')
-					quote = 0;
-				else
-					*o++ = c;
-			} else if (c == '\'' || c == '"') {
-				if (!quote)
-					quote = c;
-				else if (c == quote)
-					quote = 0;
-				else
-					*o++ = c;
-			} else if (c == '\\') {
-				int hi, lo;
-				c = *p++;
-				if (c == 'n') {
-					*o++ = '\n';
-				} else if (c == 't') {
-					*o++ = '\t';
-				} else if (c == 'x') {
-					hi = hex_digit(p[0]);
-					lo = hi < 0 ? -1 : hex_digit(p[1]);
-					if (lo < 0 || (hi == 0 && lo == 0)) {
-						*why = "\\x needs two hex digits, not 00";
-						goto bad;
-					}
-					*o++ = (char)(hi << 4 | lo);
-					p += 2;
-				} else if (c == '\0') {
-					*why = "a backslash ends the line";
-					goto bad;
-				} else {
-					*o++ = c;
-				}
-			} else {
-				*o++ = c;
-			}
-		}
-		if (quote) {
-			*why = "unterminated quote";
-			goto bad;
-		}
-		*o++ = '\0';
+	if (len && line[len - 1] == '\n')
+		len--;
+	argc = argv && buf ? script_split(line, len, buf, argv, max, why) : -1;
+	if (argc < 0) {
+		free(argv);
+		free(buf);
+		return -1;
 	}
-	argv[argc] = NULL;
 	*argvp = argv;
 	*bufp = buf;
 	return argc;
-bad:
-	free(argv);
-	free(buf);
-	return -1;
 }
 
 int command_line(struct session *s, const char *line)

@@ -184,8 +184,8 @@ static int find_free(struct session *s, int argc, char **argv, enum sufs_bitmap 
 	if (argc > 1 && (parse_u64(argv[1], &count) || count == 0))
 		return fail(argv[0], argv[1], "not a count");
 	if (argc > 2 && (parse_u64(argv[2], &goal) || goal < first || goal >= first + total))
-		return fail(argv[0], argv[2], "not a %s number (the image has %llu to %llu)",
-			    which == SUFS_BITMAP_BLOCK ? "block" : "inode",
+		return fail(argv[0], argv[2], "not %s number (the image has %llu to %llu)",
+			    which == SUFS_BITMAP_BLOCK ? "a block" : "an inode",
 			    (unsigned long long)first, (unsigned long long)(first + total - 1));
 	for (i = 0; i < total && found < count; i++) {
 		n = first + (goal - first + i) % total;

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "commands.h"
 #include "script.h"
+#include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -37,5 +38,7 @@ int cmd_script(struct session *s, int argc, char **argv)
 	free(line);
 	if (rc == SCRIPT_OK)
 		return 0;
-	return fail(argv[0], NULL, "%s", err);
+	/* the message names the operation already */
+	errmsg("%s", err);
+	return 1;
 }

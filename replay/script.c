@@ -89,36 +89,21 @@ struct words {
 	char *buf;
 };
 
-/*
- * Split a line (without its newline) into at most MAX_WORDS + 1 words (one
- * more than any operation takes, so that "too many" can be told).  Returns
- * 0, or -1 with *why set.
- */
-static int split_words(const char *line, struct words *w, const char **why)
+int script_split(const char *line, size_t len, char *out, char **argv, int max,
+		 const char **why)
 {
-	size_t len = strlen(line);
-	const char *p = line, *end;
-	char *o;
+	const char *p = line, *end = line + len;
+	char *o = out;
+	int argc = 0;
 
-	if (len && line[len - 1] == '\n')
-		len--;
-	end = line + len;
-	w->argc = 0;
-	w->buf = o = malloc(len + 1);
-	if (!o) {
-		*why = "out of memory";
-		return -1;
-	}
 	for (;;) {
 		char quote = 0;
 
 		while (p < end && is_blank(*p))
 			p++;
-		if (p == end || *p == '#')
-			break;
-		if (w->argc == MAX_WORDS + 1)
-			break;  /* the caller reports the count */
-		w->argv[w->argc++] = o;
+		if (p == end || *p == '#' || argc == max)
+			break;  /* (past max words: the caller tells "too many") */
+		argv[argc++] = o;
 		while (p < end && (quote || !is_blank(*p))) {
 			char c = *p++;
 			if (quote == '\'') {
@@ -145,10 +130,11 @@ static int split_words(const char *line, struct words *w, const char **why)
 				} else if (c == 't') {
 					*o++ = '\t';
 				} else if (c == 'x') {
-					hi = hex_digit(p[0]);
-					lo = hi < 0 ? -1 : hex_digit(p[1]);
+					hi = p < end ? hex_digit(p[0]) : -1;
+					lo = hi < 0 || p + 1 >= end ? -1 : hex_digit(p[1]);
 					if (lo < 0 || (hi == 0 && lo == 0)) {
-						*why = "\\x needs two hex digits, not 00";
+						*why = lo < 0 ? "\\x needs two hex digits"
+							 : "\\x00: a NUL byte cannot be in a word";
 						return -1;
 					}
 					*o++ = (char)(hi << 4 | lo);
@@ -166,7 +152,31 @@ static int split_words(const char *line, struct words *w, const char **why)
 		}
 		*o++ = '\0';
 	}
-	w->argv[w->argc] = NULL;
+	argv[argc] = NULL;
+	return argc;
+}
+
+/* Split a line (its newline, if any, left out) into at most MAX_WORDS + 1
+ * words (one more than any operation takes, so that "too many" can be
+ * told).  Returns 0, or -1 with *why set. */
+static int split_words(const char *line, struct words *w, const char **why)
+{
+	size_t len = strlen(line);
+
+	if (len && line[len - 1] == '\n')
+		len--;
+	w->argc = 0;
+	w->argv[0] = NULL;
+	w->buf = malloc(len + 1);
+	if (!w->buf) {
+		*why = "out of memory";
+		return -1;
+	}
+	w->argc = script_split(line, len, w->buf, w->argv, MAX_WORDS + 1, why);
+	if (w->argc < 0) {
+		w->argc = 0;
+		return -1;
+	}
 	return 0;
 }
 
@@ -585,7 +595,7 @@ static int op_write(struct run *r)
 	if (r->argc > 3 && parse_u64(r->argv[3], &seed))
 		return bad_arg(r, "seed", r->argv[3]);
 	if (len > UINT64_MAX - off)
-		return bad_arg(r, "length", r->argv[2]);
+		return -EFBIG; /* past any file's end, as a write there would be */
 	rc = sufs_namei(r->fs, r->ctx->cwd, r->argv[0], 1, &ino);
 	if (rc)
 		return rc;

@@ -90,6 +90,18 @@ const char *script_errno_name(int err);
  */
 void script_quote(FILE *f, const char *word, size_t len);
 
+/*
+ * Split the len bytes of line into words as the script language does:
+ * blanks between words; '...' quotes literally, "..." with escapes; \\,
+ * \n, \t and \xHH (not 00) outside single quotes; a word that starts
+ * with # ends the line (a comment).  The words go into out (room for len
+ * + 1 bytes), pointed to by argv (room for max + 1 pointers, the last
+ * NULL).  Returns the number of words, at most max (then there may be
+ * more), or -1 with *why saying what is wrong.
+ */
+int script_split(const char *line, size_t len, char *out, char **argv, int max,
+		 const char **why);
+
 /* ------------------------------------------------------------------------ */
 /* The random workload (random.c)                                            */
 /* ------------------------------------------------------------------------ */

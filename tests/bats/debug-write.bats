@@ -14,6 +14,20 @@ setup() {
 
 w() { "$DEBUG" -w -f - "$IMG"; }
 
+@test "command lines split as sufs-replay's scripts do: a comment after the words, quotes and escapes" {
+	run --separate-stderr "$DEBUG" -w -R 'mkdir "/a b\x41" # and a comment' "$IMG"
+	assert_success
+	run "$DEBUG" -R "ls /" "$IMG"
+	assert_line "a bA"
+	run --separate-stderr "$DEBUG" -w -R 'mkdir "/\x4"' "$IMG"
+	assert_failure 1
+	[[ $stderr == "sufs-debug: \x needs two hex digits: "* ]]
+	# the script's message names its operation once
+	run --separate-stderr "$DEBUG" -w -R "utimes /nowhere 1 x" "$IMG"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-debug: utimes: bad modification time x"
+}
+
 @test "every modifying command works through sufs-debug -w and the result is on disk" {
 	run w <<'EOF2'
 mkdir /d 0750

@@ -679,7 +679,9 @@ sync now|sync: wrong number of arguments (usage: sync)
 !ENOENT|!ENOENT: no operation follows
 mkdir "/a|unterminated quote
 mkdir /a\|a backslash ends the line
-mkdir "/\x00"|\x needs two hex digits, not 00
+mkdir "/\x00"|\x00: a NUL byte cannot be in a word
+mkdir "/\x4"|\x needs two hex digits
+mkdir "/\xZZ"|\x needs two hex digits
 EOF
 	# control bytes are shown escaped; a NUL byte would hide the rest of
 	# its line from the parser, and is refused
