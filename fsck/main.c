@@ -134,7 +134,8 @@ static int read_key(char *key)
 		return -1;
 	n = read(STDIN_FILENO, key, 1); /* SIGINT interrupts it (no SA_RESTART) */
 	tcsetattr(STDIN_FILENO, TCSANOW, &old);
-	return n == 1 && !interrupted ? 0 : -1;
+	/* the end-of-file key (Ctrl-D) comes as a byte without ICANON */
+	return n == 1 && *key != (char)old.c_cc[VEOF] && !interrupted ? 0 : -1;
 }
 
 static int ui_ask(void *arg, const struct sufs_problem *p)
@@ -610,6 +611,7 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_sigint;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL); /* the terminal went: stop as for SIGTERM */
 
 	rc = u.background ? run_background(&u, &o, &r) : sufs_check(u.image, &o, &r);
 	progress_off(&u);

@@ -377,6 +377,33 @@ interrupt() {
 	assert_success
 }
 
+@test "Ctrl-D at a question answers no, and the check goes on" {
+	mkpop
+	edit iset /f1 links 9
+	edit bit block "$(edit freeblock)" 1
+	start_fsck
+	wait_for 'link count is 9, should be 2\.  Fix<y>\? ?$'
+	tmux send-keys -t fs C-d
+	wait_for 'marked in use but used by nothing\.  Free<y>\? ?$'
+	tmux send-keys -t fs y
+	wait_for '^EXITED [0-9]+$'
+	screen | grep -q 'link count is 9, should be 2\.  Fix<y>? no$'
+	screen | grep -qE '^EXITED 5$'         # 4 | 1: one left, one fixed
+	[ "$(edit iget /f1 links)" -eq 9 ]
+}
+
+@test "SIGHUP (the terminal gone) stops the check as an interrupt does, exit 32" {
+	mkpop
+	edit iset /f1 links 9
+	start_fsck
+	wait_for 'link count is 9, should be 2\.  Fix<y>\? ?$'
+	# the pane's shell runs the check as its one child (the echo is after)
+	pkill -HUP -P "$(tmux display-message -p -t fs '#{pane_pid}')"
+	wait_for '^EXITED [0-9]+$'
+	screen | grep -q 'interrupted; the check did not finish'
+	screen | grep -qE '^EXITED 36$'
+}
+
 @test "SIGINT at a question answers no and stops the check with exit 32" {
 	mkpop
 	edit iset /f1 links 9
