@@ -19,6 +19,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -544,6 +545,11 @@ int main(int argc, char **argv)
 		case 'C':
 			if (parse_u32(optarg, &fd) || fd > 1024) {
 				errmsg("-C: not a file descriptor: %s", shown(optarg));
+				return SUFS_EXIT_USAGE;
+			}
+			/* 0 is a progress bar; any other must be open */
+			if (fd && fcntl((int)fd, F_GETFL) == -1) {
+				errmsg("-C: file descriptor %u is not open", fd);
 				return SUFS_EXIT_USAGE;
 			}
 			u.progress_fd = (int)fd;

@@ -438,6 +438,9 @@ interrupt() {
 	assert_failure 16
 	run "$FSCK" -s nonsense "$T/x"
 	assert_failure 16
+	run --separate-stderr "$FSCK" -C 99 -f "$T/x" 99>&-
+	assert_failure 16
+	assert_equal "$stderr" "fsck.sufs: -C: file descriptor 99 is not open"
 }
 
 @test "--help and --version exit 0" {
