@@ -490,8 +490,11 @@ int sufs_check_background(struct sufs_fs *fs, const struct sufs_check_opts *o,
 		err = sufs_snap_delete(fs, bg_name);
 	if (err == -SUFS_ENOTSNAP)
 		err = 0;
-	if (!err)
+	if (!err) {
 		err = sufs_snap_create(fs, bg_name, &info);
+		if (err)
+			r->error_where = "taking the snapshot to check";
+	}
 	if (!err)
 		err = sufs_snap_open_dev(fs, bg_name, &view);
 	sufs_unlock(fs);

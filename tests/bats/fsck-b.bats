@@ -280,6 +280,21 @@ assert r["status"] == 64 and "async mode" in r["error"], r
 	assert_output --partial "zero.img"
 }
 
+@test "-b on a full file system or with every snapshot slot taken: status 8, and the message says why" {
+	mkimg "$IMG"
+	printf 'create /f\n!ENOSPC write /f 0 20M 1\n' | "$REPLAY" "$IMG" -
+	run --separate-stderr "$FSCK" -b "$IMG"
+	assert_failure 8
+	assert_equal "$stderr" "fsck.sufs: $IMG: No space left on device (taking the snapshot to check)"
+	mkimg "$IMG"
+	for i in $(seq 20); do "$SNAP" create "$IMG" "s$i"; done
+	run --separate-stderr "$FSCK" -b "$IMG"
+	assert_failure 8
+	assert_equal "$stderr" "fsck.sufs: $IMG: all snapshot slots are taken (taking the snapshot to check)"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
 @test "-b usage errors exit 16" {
 	run "$FSCK" -b -L "$T/x"
 	assert_failure 16
