@@ -182,7 +182,7 @@ int sufs_super_check(const struct sufs_super *sb, uint64_t device_bytes, const c
 		BAD(SUFS_ECORRUPT, "blocks_count");
 	groups = (sb->blocks_count + sb->blocks_per_group - 1) / sb->blocks_per_group;
 	if (groups != sb->groups_count || groups > UINT32_MAX)
-		BAD(SUFS_ECORRUPT, "groups_count");
+		BAD(SUFS_ECORRUPT, "groups_count or blocks_count"); /* they disagree */
 	if ((uint64_t)sb->inodes_count != groups * sb->inodes_per_group)
 		BAD(SUFS_ECORRUPT, "inodes_count");
 	if ((uint64_t)sb->gdt_blocks != (groups * SUFS_GROUP_DESC_SIZE + bs - 1) / bs)
