@@ -316,3 +316,19 @@ char *seconds_str(int64_t sec, uint32_t nsec, char *buf, size_t size)
 		snprintf(buf, size, "%" PRId64 ".%09" PRIu32, sec, nsec);
 	return buf;
 }
+
+int source_date_epoch(int64_t *sec)
+{
+	const char *s = getenv("SOURCE_DATE_EPOCH"), *c;
+
+	if (!s)
+		return 0;
+	for (c = s; *c >= '0' && *c <= '9'; c++)
+		;
+	if (!*s || *c || (s[0] == '0' && s[1]) || parse_i64(s, sec)) {
+		errmsg("invalid SOURCE_DATE_EPOCH '%s': expected seconds since 1970 (digits)",
+		       shown(s));
+		return -1;
+	}
+	return 1;
+}

@@ -58,6 +58,14 @@ void progress_end(struct progress *p);
 
 double now_seconds(void);
 
+/*
+ * SOURCE_DATE_EPOCH: decimal seconds since 1970, as `date +%s` prints them
+ * (reproducible-builds.org).  0 when it is not set, 1 with *sec, or -1
+ * after a message when it is anything else: an error, not ignored, since a
+ * build that asked for reproducible output must not silently get another.
+ */
+int source_date_epoch(int64_t *sec);
+
 /* A time as a decimal number of seconds, "-0.500000000" for sec -1 and
  * nsec 500000000 (nsec counts up from sec, as in a struct timespec);
  * into buf (32 bytes hold any), which it returns. */

@@ -25,6 +25,8 @@ struct session {
 	uint32_t cwd;              /* inode of the current directory */
 	int quit;                  /* set by `quit`: read no more commands */
 	struct edits *edits;       /* edit.c: edits made on the image after the close */
+	int fixed_time;            /* SOURCE_DATE_EPOCH: the clock of new timestamps */
+	int64_t time_sec;
 };
 
 /* command flags */

@@ -441,6 +441,8 @@ int session_open(struct session *s)
 	/* write back only when asked (flush, sync, fsync, quit), so that the
 	 * dependency views see what the commands left pending */
 	sufs_set_writeback(s->fs, 100, 0);
+	if (s->fixed_time)
+		sufs_set_clock(s->fs, s->time_sec, 0);
 	return 0;
 }
 
@@ -497,6 +499,10 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	s.image = argv[optind];
+	rc = source_date_epoch(&s.time_sec);
+	if (rc < 0)
+		return EXIT_USAGE;
+	s.fixed_time = rc;
 
 	if (cmdfile) {
 		cmds = strcmp(cmdfile, "-") == 0 ? stdin : fopen(cmdfile, "r");

@@ -217,28 +217,18 @@ static void parse_extended(struct args *a, const char *arg)
 	free(copy);
 }
 
-/*
- * SOURCE_DATE_EPOCH: decimal seconds since 1970, as `date +%s` prints them
- * (reproducible-builds.org).  Anything else is an error, not ignored: a
- * build that asked for a reproducible image must not silently get another.
- */
 static void parse_source_date_epoch(struct args *a)
 {
-	const char *s = getenv("SOURCE_DATE_EPOCH"), *c;
 	int64_t v;
+	int rc = source_date_epoch(&v);
 
-	if (!s)
-		return;
-	for (c = s; *c >= '0' && *c <= '9'; c++)
-		;
-	if (!*s || *c || (s[0] == '0' && s[1]) || parse_i64(s, &v)) {
-		errmsg("invalid SOURCE_DATE_EPOCH '%s': expected seconds since 1970 (digits)",
-		       shown(s));
+	if (rc < 0)
 		exit(EXIT_USAGE);
+	if (rc) {
+		a->mo.fixed_time = 1;
+		a->mo.time_sec = v;
+		a->mo.time_nsec = 0;
 	}
-	a->mo.fixed_time = 1;
-	a->mo.time_sec = v;
-	a->mo.time_nsec = 0;
 }
 
 static void parse_args(int argc, char **argv, struct args *a)

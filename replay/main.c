@@ -213,21 +213,13 @@ static uint64_t opt_count(const char *opt, const char *arg)
 	return v;
 }
 
-/* SOURCE_DATE_EPOCH: decimal seconds since 1970 (reproducible-builds.org);
- * anything else is an error, not ignored. */
 static void parse_source_date_epoch(struct args *a)
 {
-	const char *s = getenv("SOURCE_DATE_EPOCH"), *c;
+	int rc = source_date_epoch(&a->time_sec);
 
-	if (!s)
-		return;
-	for (c = s; *c >= '0' && *c <= '9'; c++)
-		;
-	if (!*s || *c || (s[0] == '0' && s[1]) || parse_i64(s, &a->time_sec)) {
-		errmsg("invalid SOURCE_DATE_EPOCH '%s': expected seconds since 1970 (digits)", s);
+	if (rc < 0)
 		exit(EXIT_USAGE);
-	}
-	a->fixed_time = 1;
+	a->fixed_time = rc;
 }
 
 static void parse_args(int argc, char **argv, struct args *a)

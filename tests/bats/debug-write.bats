@@ -14,6 +14,17 @@ setup() {
 
 w() { "$DEBUG" -w -f - "$IMG"; }
 
+@test "SOURCE_DATE_EPOCH fixes the clock of what -w changes; a bad one is a usage error" {
+	SOURCE_DATE_EPOCH=1700000000 run "$DEBUG" -w -R "mkdir /when" "$IMG"
+	assert_success
+	run "$DEBUG" -R "stat /when" "$IMG"
+	assert_line --regexp '^ +ctime: 1700000000\.000000000 '
+	assert_line --regexp '^ +mtime: 1700000000\.000000000 '
+	SOURCE_DATE_EPOCH=soon run --separate-stderr "$DEBUG" -w -R "mkdir /x" "$IMG"
+	assert_failure 2
+	assert_equal "$stderr" "sufs-debug: invalid SOURCE_DATE_EPOCH 'soon': expected seconds since 1970 (digits)"
+}
+
 @test "command lines split as sufs-replay's scripts do: a comment after the words, quotes and escapes" {
 	run --separate-stderr "$DEBUG" -w -R 'mkdir "/a b\x41" # and a comment' "$IMG"
 	assert_success
