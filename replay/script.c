@@ -313,7 +313,10 @@ static void say_word(char *err, size_t errlen, const char *what, const char *wor
 	free(q);
 }
 
-/* The line as a script would spell it (malloc()ed). */
+#define DESCRIBE_MAX 256   /* bytes of a line a message shows */
+
+/* The line as a script would spell it (malloc()ed), cut to DESCRIBE_MAX
+ * bytes with "..." at the end. */
 static char *describe(const struct words *w)
 {
 	char *s = NULL;
@@ -335,6 +338,9 @@ static char *describe(const struct words *w)
 		free(s);
 		return NULL;
 	}
+	/* a line of a megabyte (a long path) must leave room for the reason */
+	if (len > DESCRIBE_MAX)
+		memcpy(s + DESCRIBE_MAX - 3, "...", 4);
 	return s;
 }
 

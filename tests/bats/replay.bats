@@ -453,6 +453,14 @@ create /g\nchown 42 /g\nchown :43 /g\nsymlink g /l\nchmod 0600 /l'
 	assert_success
 }
 
+@test "a failing line of a megabyte is shown cut, and the reason in full" {
+	python3 -c 'print("mkdir /" + "a" * 1000000)' >"$T/script"
+	run --separate-stderr "$REPLAY" "$IMG" "$T/script"
+	assert_failure 4
+	[[ $stderr == "sufs-replay: $T/script:1: mkdir /aaaa"*"...: File name too long (ENAMETOOLONG)" ]]
+	[ "${#stderr}" -lt 400 ]
+}
+
 @test "fsync and sync succeed on files and directories" {
 	play $'mkdir /d\ncreate /d/f\nwrite /d/f 0 100K\nfsync /d/f\nfsync /d\nfsync /\nsync'
 	assert_success
