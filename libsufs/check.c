@@ -235,12 +235,6 @@ static int touch(struct chk *c)
 }
 
 /*
- * The one place that decides whether a problem is fixed.  Returns 1 to
- * fix it, 0 not to.  -n and a leak-only trial answer no; leak-only
- * refuses whatever is not a leak; preen fixes PREEN_OK problems and
- * halts at any other; -y says yes; otherwise the caller is asked.
- */
-/*
  * A problem found outside a check's passes (the background check's look
  * at the snapshot files, whose block maps its view shows empty): told and
  * counted as the check tells and counts its own, and not fixed.
@@ -269,6 +263,12 @@ void check_tell(const struct sufs_check_opts *o, struct sufs_check_result *r, un
 		o->report(o->arg, &p, 0);
 }
 
+/*
+ * The one place that decides whether a problem is fixed.  Returns 1 to
+ * fix it, 0 not to.  -n and a leak-only trial answer no; leak-only
+ * refuses whatever is not a leak; preen fixes PREEN_OK problems and
+ * halts at any other; -y says yes; otherwise the caller is asked.
+ */
 static int fix_problem(struct chk *c, unsigned code, const struct pctx *x)
 {
 	const struct sufs_problem_def *d = sufs_problem_def(code);

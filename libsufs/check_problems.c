@@ -34,9 +34,9 @@ static const struct sufs_problem_def table[] = {
 	    "superblock field %s is %n, should be %m"),
 	ROW(SUFS_PR_SB_CSUM, "sb_csum", 0, 0, "Fix",
 	    "the superblock checksum does not match, and there is no good backup"),
-
 	ROW(SUFS_PR_SNAP_SLOT_DUP, "snap_slot_dup", 0, 0, "Clear",
 	    "snapshot slots %n and %m both name inode %i"),
+
 	ROW(SUFS_PR_RESERVED_INODE, "reserved_inode", 1, 0, "Clear",
 	    "reserved inode %i is not zero"),
 	ROW(SUFS_PR_INODE_ZERO_MODE, "inode_zero_mode", 1, 0, "Clear",
