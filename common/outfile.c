@@ -108,12 +108,16 @@ int outfile_commit(struct outfile *o, int replace, const char **where)
 			goto fail;
 		}
 	} else {
-		/* no -f: a file made under the name meanwhile is not replaced */
-		if (link(o->tmp, o->path)) {
+		/* no -f: a file made under the name meanwhile is not replaced
+		 * (where hard links cannot be made, rename: the name was
+		 * free when the run began) */
+		if (link(o->tmp, o->path) == 0) {
+			unlink(o->tmp);
+		} else if (errno == EEXIST ||
+			   (errno != EPERM && errno != EOPNOTSUPP) || rename(o->tmp, o->path)) {
 			err = -errno;
 			goto fail;
 		}
-		unlink(o->tmp);
 	}
 	free(o->tmp);
 	o->tmp = NULL;
