@@ -138,11 +138,12 @@ int sufs_dev_open(const char *path, unsigned flags, struct sufs_dev **out)
 		fd = fd2;
 	}
 	/* one writer at a time: two programs writing one image would each
-	 * overwrite the other's blocks (the lock goes with the descriptor) */
-	if ((flags & SUFS_DEV_RDWR) && flock(fd, LOCK_EX | LOCK_NB)) {
-		err = errno == EWOULDBLOCK ? -SUFS_EINUSE : -errno;
+	 * overwrite the other's blocks (the lock goes with the descriptor;
+	 * where the file system has no locks, ENOLCK and the like, the image
+	 * is written without one) */
+	if ((flags & SUFS_DEV_RDWR) && flock(fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK) {
 		close(fd);
-		return err;
+		return -SUFS_EINUSE;
 	}
 	dev = calloc(1, sizeof(*dev));
 	f = calloc(1, sizeof(*f));
