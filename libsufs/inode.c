@@ -265,27 +265,41 @@ static int bmap_path(struct sufs_fs *fs, uint64_t lblk, int *depth, uint32_t idx
 	return -EFBIG;
 }
 
+/* Follow the path idx from the inode down, reading at most `levels`
+ * indirect blocks: *ptr is the last pointer read (0: a hole there) and
+ * *level one more than the levels read.  0, or an error. */
+static int bmap_walk(struct sufs_fs *fs, const struct sufs_inode *in, const uint32_t idx[4],
+		     int levels, uint64_t *ptr, int *level)
+{
+	struct buf *b;
+	int err;
+
+	*ptr = in->block[idx[0]];
+	for (*level = 1; *level <= levels && *ptr; ++*level) {
+		if (!block_in_range(fs, *ptr))
+			return -SUFS_ECORRUPT;
+		err = buf_get(fs, *ptr, BUF_IND, &b);
+		if (err)
+			return err;
+		*ptr = get64(b->data + 8 * idx[*level]);
+		buf_put(fs, b);
+	}
+	return 0;
+}
+
 int bmap_get(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk, uint64_t *pblk)
 {
 	uint32_t idx[4];
 	int depth, level, err;
 	uint64_t ptr;
-	struct buf *b;
 
 	*pblk = 0;
 	err = bmap_path(fs, lblk, &depth, idx);
 	if (err)
 		return err == -EFBIG ? 0 : err; /* past the largest file: a hole */
-	ptr = in->block[idx[0]];
-	for (level = 1; level <= depth && ptr; level++) {
-		if (!block_in_range(fs, ptr))
-			return -SUFS_ECORRUPT;
-		err = buf_get(fs, ptr, BUF_IND, &b);
-		if (err)
-			return err;
-		ptr = get64(b->data + 8 * idx[level]);
-		buf_put(fs, b);
-	}
+	err = bmap_walk(fs, in, idx, depth, &ptr, &level);
+	if (err)
+		return err;
 	if (ptr && !block_in_range(fs, ptr))
 		return -SUFS_ECORRUPT;
 	*pblk = ptr;
@@ -303,22 +317,15 @@ int bmap_room(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk, un
 	uint32_t idx[4];
 	int depth, level, err;
 	uint64_t ptr, need = more;
-	struct buf *b;
 
 	err = bmap_path(fs, lblk, &depth, idx);
 	if (err)
 		return err;
 	if (depth) {
-		ptr = in->block[idx[0]];
-		for (level = 1; level < depth && ptr; level++) {
-			if (!block_in_range(fs, ptr))
-				return -SUFS_ECORRUPT;
-			err = buf_get(fs, ptr, BUF_IND, &b);
-			if (err)
-				return err;
-			ptr = get64(b->data + 8 * idx[level]);
-			buf_put(fs, b);
-		}
+		/* the indirect blocks only: the last pointer is lblk's own */
+		err = bmap_walk(fs, in, idx, depth - 1, &ptr, &level);
+		if (err)
+			return err;
 		/* the levels from the first missing one down */
 		if (!ptr)
 			need += (uint64_t)(depth - level + 1);

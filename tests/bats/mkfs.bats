@@ -619,6 +619,17 @@ mksrc() {
 	assert_output "new"
 }
 
+# refused_without_f IMG WHAT: mkfs.sufs without -f refuses IMG, which holds
+# WHAT (exit 2, the message naming it), and leaves it as it was
+refused_without_f() {
+	local before
+	before=$(sha "$1")
+	run --separate-stderr "$MKFS" -q "$1"
+	assert_failure 2
+	assert_equal "$stderr" "mkfs.sufs: $1 contains $2; use -f to overwrite"
+	[ "$(sha "$1")" = "$before" ]
+}
+
 @test "mkfs refuses to overwrite a partition table without -f" {
 	# an MBR with one Linux partition: what fdisk leaves on a new disk
 	truncate -s 16M "$T/img"
@@ -629,11 +640,7 @@ with open(sys.argv[1], "r+b") as f:
     f.write(struct.pack("<B3sB3sII", 0, bytes(3), 0x83, bytes(3), 2048, 30720))
     f.seek(510)
     f.write(b"\x55\xaa")' "$T/img"
-	before=$(sha "$T/img")
-	run --separate-stderr "$MKFS" -q "$T/img"
-	assert_failure 2
-	assert_equal "$stderr" "mkfs.sufs: $T/img contains a dos partition table; use -f to overwrite"
-	[ "$(sha "$T/img")" = "$before" ]
+	refused_without_f "$T/img" "a dos partition table"
 	run "$MKFS" -q -f "$T/img"
 	assert_success
 	run "$FSCK" -fn "$T/img"
@@ -643,22 +650,14 @@ with open(sys.argv[1], "r+b") as f:
 @test "mkfs refuses a sufs file system that a check could still repair: a damaged primary, or a backup alone" {
 	"$MKFS" -q -L old "$T/img" 64M
 	printf '\377' | dd of="$T/img" bs=1 seek=$((1024 + 40)) conv=notrunc status=none
-	before=$(sha "$T/img")
-	run --separate-stderr "$MKFS" -q "$T/img"
-	assert_failure 2
-	assert_equal "$stderr" "mkfs.sufs: $T/img contains a sufs file system, its superblock damaged; use -f to overwrite"
-	[ "$(sha "$T/img")" = "$before" ]
+	refused_without_f "$T/img" "a sufs file system, its superblock damaged"
 	# the primary's magic gone: fsck would use the backup of group 1
 	"$MKFS" -q -f -b 1024 "$T/img" 64M
 	printf '\0\0\0\0' | dd of="$T/img" bs=1 seek=1024 conv=notrunc status=none
 	run "$FSCK" -fy "$T/img"
 	assert_failure 1
 	printf '\0\0\0\0' | dd of="$T/img" bs=1 seek=1024 conv=notrunc status=none
-	before=$(sha "$T/img")
-	run --separate-stderr "$MKFS" -q "$T/img"
-	assert_failure 2
-	assert_equal "$stderr" "mkfs.sufs: $T/img contains a sufs file system, its primary superblock lost but a backup whole; use -f to overwrite"
-	[ "$(sha "$T/img")" = "$before" ]
+	refused_without_f "$T/img" "a sufs file system, its primary superblock lost but a backup whole"
 	run "$MKFS" -q -f "$T/img"
 	assert_success
 }
