@@ -543,8 +543,10 @@ static int op_create(struct run *r)
 	rc = sufs_namei_parent(r->fs, r->ctx->cwd, r->argv[0], &dir, &name, &len);
 	/* as open(2) with O_CREAT: a file there is not a directory, and a
 	 * new name with a slash would have to be one */
-	if (!rc && slashed(r->argv[0]))
-		rc = what(r, dir, name, len) == 0 ? -ENOTDIR : -EISDIR;
+	if (!rc && slashed(r->argv[0])) {
+		rc = what(r, dir, name, len);
+		rc = rc == 0 ? -ENOTDIR : rc == 1 || rc == -ENOENT ? -EISDIR : rc;
+	}
 	if (!rc)
 		rc = sufs_create(r->fs, dir, name, len, mode, &r->ctx->cred, &ino);
 	return rc;
