@@ -104,7 +104,7 @@ int sufs_dev_open(const char *path, unsigned flags, struct sufs_dev **out)
 	struct file_dev *f;
 	struct stat st;
 	int oflags = (flags & SUFS_DEV_RDWR) ? O_RDWR : O_RDONLY;
-	int fd, err;
+	int fd, fl, err;
 
 	if (flags & SUFS_DEV_CREATE)
 		oflags |= O_CREAT;
@@ -121,7 +121,7 @@ int sufs_dev_open(const char *path, unsigned flags, struct sufs_dev **out)
 		close(fd);
 		return S_ISDIR(st.st_mode) ? -EISDIR : -SUFS_ENOTIMAGE;
 	}
-	if ((err = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, err & ~O_NONBLOCK) == -1) {
+	if ((fl = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == -1) {
 		err = -errno;
 		close(fd);
 		return err;

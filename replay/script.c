@@ -507,6 +507,15 @@ static int what(struct run *r, uint32_t dir, const char *name, size_t len)
 	return rc ? rc : S_ISDIR(st.mode);
 }
 
+/* For a name with a trailing slash that names what is there: 0 when it is
+ * a directory, else ENOTDIR (or the lookup's error). */
+static int must_be_dir(struct run *r, uint32_t dir, const char *name, size_t len)
+{
+	int rc = what(r, dir, name, len);
+
+	return rc == 0 ? -ENOTDIR : rc < 0 ? rc : 0;
+}
+
 /* For a name with a trailing slash that an operation makes, and that only
  * mkdir may make: EEXIST if it is there (any type), else ENOENT. */
 static int no_new_slashed(struct run *r, uint32_t dir, const char *name, size_t len)
@@ -663,10 +672,8 @@ static int op_unlink(struct run *r)
 	int rc;
 
 	rc = sufs_namei_parent(r->fs, r->ctx->cwd, r->argv[0], &dir, &name, &len);
-	if (!rc && slashed(r->argv[0]) && (rc = what(r, dir, name, len)) == 0)
-		rc = -ENOTDIR; /* a directory goes on to unlink's EISDIR */
-	if (rc > 0)
-		rc = 0;
+	if (!rc && slashed(r->argv[0]))
+		rc = must_be_dir(r, dir, name, len); /* a directory: unlink's EISDIR */
 	if (!rc)
 		rc = sufs_unlink(r->fs, dir, name, len);
 	return rc;
@@ -696,11 +703,8 @@ static int op_rename(struct run *r)
 	if (!rc)
 		rc = sufs_namei_parent(r->fs, r->ctx->cwd, r->argv[1], &ddir, &dname, &dlen);
 	/* a slash on either name: what is moved must be a directory */
-	if (!rc && (slashed(r->argv[0]) || slashed(r->argv[1])) &&
-	    (rc = what(r, sdir, sname, slen)) == 0)
-		rc = -ENOTDIR;
-	if (rc > 0)
-		rc = 0;
+	if (!rc && (slashed(r->argv[0]) || slashed(r->argv[1])))
+		rc = must_be_dir(r, sdir, sname, slen);
 	if (!rc)
 		rc = sufs_rename(r->fs, sdir, sname, slen, ddir, dname, dlen);
 	return rc;
