@@ -252,6 +252,28 @@ const char *shown(const char *s)
 	return out;
 }
 
+const char *open_error(const char *image, int rc)
+{
+	static char buf[160];
+	uint8_t raw[SUFS_SB_SIZE];
+	struct sufs_super sb;
+	struct sufs_dev *dev;
+	const char *why = NULL;
+
+	if (rc != -SUFS_ECORRUPT || sufs_dev_open(image, 0, &dev))
+		return sufs_strerror(rc);
+	/* read again, as sufs_open_dev() did: only on the way to a message */
+	if (sufs_dev_read(dev, SUFS_SB_OFFSET, raw, sizeof(raw)) == 0) {
+		sufs_super_decode(raw, &sb);
+		sufs_super_check(&sb, 0, &why);
+	}
+	sufs_dev_close(dev);
+	if (!why)
+		return sufs_strerror(rc);
+	snprintf(buf, sizeof(buf), "%s (superblock field %s)", sufs_strerror(rc), why);
+	return buf;
+}
+
 double now_seconds(void)
 {
 	struct timespec ts;

@@ -86,6 +86,12 @@ size_t escape_name_into(const char *name, size_t len, char *out);
  * longer than 1,024 bytes is cut, with "..." after it. */
 const char *shown(const char *s);
 
+/* The message for sufs_open(image) failing with rc: sufs_strerror(rc), and
+ * for a superblock refused as corrupt, the field sufs_super_check() names
+ * ("corrupt metadata (superblock field inode_size)"), as fsck.sufs says it.
+ * A static buffer, overwritten by the next call. */
+const char *open_error(const char *image, int rc);
+
 /*
  * An output file that appears whole or not at all (outfile.c): written as
  * a temporary file beside PATH, then renamed into place.

@@ -514,7 +514,7 @@ int main(int argc, char **argv)
 
 	rc = session_open(&s);
 	if (rc) {
-		errmsg("cannot open %s: %s", s.image, sufs_strerror(rc));
+		errmsg("cannot open %s: %s", shown(s.image), open_error(s.image, rc));
 		say_damage(s.image, rc);
 		if (cmds && cmds != stdin)
 			fclose(cmds);

@@ -1222,7 +1222,7 @@ static int run_dump(const char *image, enum show show, const char *inode_arg, in
 
 	rc = sufs_open(image, SUFS_OPEN_IGNORE_CSUM, &d.fs);
 	if (rc) {
-		errmsg("%s: %s", shown(image), sufs_strerror(rc));
+		errmsg("%s: %s", shown(image), open_error(image, rc));
 		return EXIT_IO;
 	}
 	d.sb = sufs_get_super(d.fs);
@@ -1276,7 +1276,7 @@ static int run_save(const char *image, const char *out, int force)
 	int rc = sufs_open(image, SUFS_OPEN_IGNORE_CSUM, &fs);
 
 	if (rc) {
-		errmsg("%s: %s", shown(image), sufs_strerror(rc));
+		errmsg("%s: %s", shown(image), open_error(image, rc));
 		return EXIT_IO;
 	}
 	rc = metaimage_save(fs, image, out, force);

@@ -652,7 +652,7 @@ static int read_image(struct harness *h)
 	if (!rc && (rc = sufs_open_dev(dev, 0, 0, &fs)) != 0)
 		sufs_dev_close(dev);
 	if (rc) {
-		errmsg("cannot open %s: %s", shown(h->o->image), sufs_strerror(rc));
+		errmsg("cannot open %s: %s", shown(h->o->image), open_error(h->o->image, rc));
 		return CRASH_EXIT_OPEN;
 	}
 	sb = *sufs_get_super(fs);
@@ -754,7 +754,7 @@ static int run_workload(struct harness *h)
 	}
 	rc = sufs_open_dev(dev, SUFS_OPEN_RDWR, 0, &fs);
 	if (rc) {
-		errmsg("cannot open %s: %s", shown(o->image), sufs_strerror(rc));
+		errmsg("cannot open %s: %s", shown(o->image), open_error(o->image, rc));
 		sufs_dev_close(dev);
 		if (src.f && src.f != stdin)
 			fclose(src.f);

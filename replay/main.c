@@ -568,7 +568,7 @@ static int print_script(const struct args *a)
 	int rc = sufs_open(a->image, 0, &fs);
 
 	if (rc) {
-		errmsg("cannot open %s: %s", shown(a->image), sufs_strerror(rc));
+		errmsg("cannot open %s: %s", shown(a->image), open_error(a->image, rc));
 		return EXIT_OPEN;
 	}
 	rc = random_open(fs, a->seed, &gen);
@@ -804,7 +804,7 @@ static int open_image(const struct args *a, struct iodev **io, struct sufs_fs **
 		*fs = NULL;
 		if (has_crashed(*io))
 			return EXIT_CRASHED;
-		errmsg("cannot open %s: %s", shown(a->image), sufs_strerror(rc));
+		errmsg("cannot open %s: %s", shown(a->image), open_error(a->image, rc));
 		return EXIT_OPEN;
 	}
 	rc = sufs_set_mode(*fs, a->mode);

@@ -258,6 +258,22 @@ assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups
 	assert_output --partial "superblock: checksum does not match"
 }
 
+@test "a superblock field out of range is named by every program that opens the image" {
+	"$DEBUG" -w -R "ssv inode_size 300" "$IMG"
+	local m="corrupt metadata (superblock field inode_size)"
+	run --separate-stderr "$DUMP" -h "$IMG"
+	[ "$status" -eq 2 ]
+	assert_equal "$stderr" "sufs-dump: $IMG: $m"
+	run --separate-stderr "$SNAP" list "$IMG"
+	assert_equal "$stderr" "sufs-snap: $IMG: $m"
+	run --separate-stderr "$REPLAY" "$IMG" /dev/null
+	assert_equal "$stderr" "sufs-replay: cannot open $IMG: $m"
+	run --separate-stderr "$DEBUG" -R stats "$IMG"
+	[[ $stderr == "sufs-debug: cannot open $IMG: $m"$'\n'* ]]
+	run "$FSCK" -n "$IMG"
+	assert_output --partial "(inode_size)"
+}
+
 @test "a damaged inode checksum is reported by the full output and by -i" {
 	ino=$(ino_of "$IMG" /file)
 	poke "$IMG" $(($(inode_offset "$IMG" "$ino") + 8))
