@@ -85,6 +85,17 @@ static int slot_of(const struct sufs_fs *fs, uint32_t ino)
 	return -1;
 }
 
+/* Does a later slot name the same file as slot i? */
+static int slot_dup(const struct sufs_fs *fs, unsigned i)
+{
+	unsigned j;
+
+	for (j = i + 1; j < SUFS_SNAP_SLOTS; j++)
+		if (fs->sb.snap[j].ino == fs->sb.snap[i].ino)
+			return 1;
+	return 0;
+}
+
 int snap_is_file(const struct sufs_fs *fs, uint32_t ino)
 {
 	return slot_of(fs, ino) >= 0;
@@ -432,6 +443,10 @@ int snap_load(struct sufs_fs *fs)
 	for (i = 0; i < SUFS_SNAP_SLOTS; i++) {
 		struct snap *s;
 
+		/* a second slot naming the same file (fsck.sufs: snap_slot_dup)
+		 * is not a second snapshot: its blocks would be copied twice */
+		if (slot_of(fs, fs->sb.snap[i].ino) != (int)i)
+			continue;
 		err = snap_build(fs, i, &s);
 		if (err == -ENOMEM)
 			return err;
@@ -917,6 +932,8 @@ int sufs_snap_delete(struct sufs_fs *fs, const char *name)
 	if (err)
 		return err;
 	slot = slot_of(fs, ino);
+	if (slot >= 0 && slot_dup(fs, (unsigned)slot))
+		return -SUFS_ECORRUPT; /* clearing one slot would leave the other naming a file removed */
 	if (slot >= 0) {
 		/* the snapshot is gone once its slot is cleared on disk; a crash
 		 * after that leaves a plain file, which deleting again removes */

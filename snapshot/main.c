@@ -140,7 +140,7 @@ static int open_image(const char *image, unsigned flags, struct sufs_fs **fs)
 	int rc = sufs_open(image, flags, fs);
 
 	if (rc) {
-		errmsg("%s: %s", shown(image), sufs_strerror(rc));
+		errmsg("%s: %s", shown(image), open_error(image, rc));
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;
@@ -168,7 +168,8 @@ static int snap_error(const char *image, const char *name, const char *what, int
 		errmsg("%s: no snapshot named \"%s\"", shown(image), esc);
 		return EXIT_NAME;
 	}
-	errmsg("%s: %s snapshot \"%s\": %s", shown(image), what, esc, sufs_strerror(rc));
+	errmsg("%s: %s snapshot \"%s\": %s%s", shown(image), what, esc, sufs_strerror(rc),
+	       rc == -SUFS_ECORRUPT ? "; fsck.sufs -f repairs it" : "");
 	return EXIT_FAIL;
 }
 

@@ -198,7 +198,7 @@ EOF2
 	# nor does sufs-snap take a snapshot that would leave those blocks out
 	run --separate-stderr "$SNAP" create "$IMG" t
 	assert_failure 1
-	assert_equal "$stderr" "sufs-snap: $IMG: creating snapshot \"t\": corrupt metadata"
+	assert_equal "$stderr" "sufs-snap: $IMG: creating snapshot \"t\": corrupt metadata; fsck.sufs -f repairs it"
 }
 
 @test "an image flagged by sufs-debug as needing a full check is refused" {

@@ -438,6 +438,10 @@ interrupt() {
 	assert_failure 16
 	run "$FSCK" -s nonsense "$T/x"
 	assert_failure 16
+	run --separate-stderr "$FSCK" --json -n -y "$T/x"
+	assert_failure 16
+	assert_equal "$output" ""
+	assert_equal "$stderr" "fsck.sufs: -n, -y and -p exclude each other"
 	run --separate-stderr "$FSCK" -C 99 -f "$T/x" 99>&-
 	assert_failure 16
 	assert_equal "$stderr" "fsck.sufs: -C: file descriptor 99 is not open"

@@ -434,6 +434,31 @@ usage_of() {
 	fsck_clean "$IMG"
 }
 
+@test "two slots naming one file: writes copy once, delete refuses until fsck repairs" {
+	mkimg "$IMG"
+	"$REPLAY" "$IMG" - <<<$'create /f\nwrite /f 0 64K 1'
+	"$SNAP" create "$IMG" s
+	local ino
+	ino=$("$DEBUG" -R "stat /.snap/s" "$IMG" | sed -n 's/^Inode: *\([0-9]*\).*/\1/p')
+	[ -n "$ino" ]
+	"$DEBUG" -w -f - "$IMG" <<<"ssv snap[1].ino $ino"$'\n'"ssv snap[1].time 1"
+	# the old data is copied once, into the one file the two slots name
+	"$REPLAY" "$IMG" - <<<'write /f 0 64K 2'
+	run "$FSCK" -fn "$IMG"
+	assert_failure 4
+	assert_line --regexp "^Snapshot slots 0 and 1 both name inode $ino\."
+	[ "$(grep -c '? no$' <<<"$output")" -eq 1 ] # no block copied twice and leaked
+	snap delete "$IMG" s
+	assert_failure 1
+	assert_equal "$stderr" "sufs-snap: $IMG: deleting snapshot \"s\": corrupt metadata; fsck.sufs -f repairs it"
+	"$DEBUG" -R "stat /.snap/s" "$IMG" >/dev/null
+	run "$FSCK" -fy "$IMG"
+	assert_failure 1
+	snap delete "$IMG" s
+	assert_success
+	fsck_clean "$IMG"
+}
+
 @test "info, delete and export of a snapshot that is not there say so" {
 	mkimg "$IMG"
 	"$SNAP" create "$IMG" here
