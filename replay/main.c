@@ -257,7 +257,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 	};
 	struct crash_opts *k = &a->crash;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	int c, have_seed = 0, quiet = 0, stats = 0;
+	int c, have_seed = 0, have_mode = 0, check_only = 0, quiet = 0, stats = 0;
 	uint64_t v;
 
 	memset(a, 0, sizeof(*a));
@@ -271,6 +271,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 		case OPT_MODE:
 			if (sufs_mode_parse(optarg, &a->mode))
 				usage_error("invalid mode '%s': softdep, sync or async", optarg);
+			have_mode = 1;
 			break;
 		case OPT_STATS:
 			a->stats = stats = 1;
@@ -329,18 +330,22 @@ static void parse_args(int argc, char **argv, struct args *a)
 			k->state = optarg;
 			break;
 		case OPT_SUBSETS:
+			check_only = 1;
 			k->subsets = (unsigned)opt_count("--subsets", optarg);
 			break;
 		case OPT_JOBS:
+			check_only = 1;
 			v = opt_count("--jobs", optarg);
 			if (v < 1 || v > 256)
 				usage_error("invalid value for --jobs: '%s' (1 to 256)", optarg);
 			k->jobs = (unsigned)v;
 			break;
 		case OPT_DIR:
+			check_only = 1;
 			k->save_dir = optarg;
 			break;
 		case OPT_REPORTS:
+			check_only = 1;
 			k->max_reports = (unsigned)opt_count("--max-reports", optarg);
 			break;
 		case OPT_BGFSCK:
@@ -376,13 +381,16 @@ static void parse_args(int argc, char **argv, struct args *a)
 		usage_error("--seed goes with --random");
 	if (a->print_script && !a->random)
 		usage_error("--print-script goes with --random");
-	if (a->print_script && (a->stats || a->iolog || a->crash_kind))
-		usage_error("--print-script runs nothing: no --stats, --iolog or crash point");
+	if (a->print_script && (have_mode || a->cache_bytes || a->stats || a->iolog || a->crash_kind))
+		usage_error("--print-script runs nothing: no --mode, --cache, --stats, --iolog or "
+			    "crash point");
 	if (a->crash_check && (stats || a->iolog || a->crash_kind || a->print_script))
 		usage_error("--crash-check runs alone: no --stats, --iolog, --print-script or "
 			    "crash point (--json prints its summary)");
 	if (quiet && !a->crash_check)
 		usage_error("--quiet goes with --crash-check");
+	if (check_only && !a->crash_check)
+		usage_error("--subsets, --jobs, --crash-dir and --max-reports go with --crash-check");
 	if (a->throttle_kib && !a->bgfsck)
 		usage_error("--throttle goes with --bgfsck");
 	if (a->throttle_kib && a->crash_check)

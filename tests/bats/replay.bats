@@ -208,6 +208,18 @@ crash_point() {
 	assert_failure 1
 	run "$REPLAY" --print-script "$IMG" -
 	assert_failure 1
+	for o in "--mode sync" "--cache 1M" --stats --json "--iolog $T/log" "--crash-after-write 1"; do
+		run --separate-stderr "$REPLAY" --print-script --random 3 $o "$IMG"
+		assert_failure 1
+		assert_equal "$output" ""
+		assert_equal "${stderr%%$'\n'*}" "sufs-replay: --print-script runs nothing: no --mode, --cache, --stats, --iolog or crash point"
+	done
+	[ ! -e "$T/log" ]
+	for o in "--jobs 2" "--subsets 3" "--crash-dir $T" "--max-reports 2"; do
+		run --separate-stderr "$REPLAY" $o "$IMG" /dev/null
+		assert_failure 1
+		assert_equal "${stderr%%$'\n'*}" "sufs-replay: --subsets, --jobs, --crash-dir and --max-reports go with --crash-check"
+	done
 	run "$REPLAY" --crash-after-write 1 --crash-after-epoch 1 "$IMG" -
 	assert_failure 1
 	run "$REPLAY" --crash-after-write many "$IMG" -
