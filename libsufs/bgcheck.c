@@ -501,7 +501,7 @@ int sufs_check_background(struct sufs_fs *fs, const struct sufs_check_opts *o,
 	if (err)
 		goto out;
 	if (o->throttle_kib)
-		snap_view_throttle(view, o->throttle_kib);
+		snap_view_throttle(view, o->throttle_kib, cancelled_cb, &bg);
 
 	/* the check of the frozen view: reads only, the lock taken per read */
 	/* leak-only answers (an unnamed inode is cleared, not reconnected),

@@ -974,26 +974,37 @@ struct view {
 	uint32_t kib;           /* throttle: KiB per second, 0 for none */
 	double t0;
 	uint64_t bytes;
+	int (*cancelled)(void *arg); /* polled while throttled: no sleep once true */
+	void *arg;
 };
 
-void snap_view_throttle(struct sufs_dev *view, uint32_t kib)
+void snap_view_throttle(struct sufs_dev *view, uint32_t kib, int (*cancelled)(void *arg),
+			void *arg)
 {
 	struct view *v = view->priv;
 
 	v->kib = kib;
 	v->t0 = now_seconds_mono();
 	v->bytes = 0;
+	v->cancelled = cancelled;
+	v->arg = arg;
 }
 
-/* Sleep until the bytes read so far fit the rate. */
+/* Sleep until the bytes read so far fit the rate: in slices of at most a
+ * tenth of a second, so that a check interrupted while reading slowly
+ * stops at once rather than after its next poll, a few reads later. */
 static void throttle(struct view *v, uint64_t n)
 {
 	double ahead;
 
 	v->bytes += n;
-	ahead = (double)v->bytes / (v->kib * 1024.0) - (now_seconds_mono() - v->t0);
-	if (ahead > 0) {
-		struct timespec ts = { (time_t)ahead, (long)((ahead - (time_t)ahead) * 1e9) };
+	while ((ahead = (double)v->bytes / (v->kib * 1024.0) - (now_seconds_mono() - v->t0)) > 0) {
+		struct timespec ts = { 0, 100000000 };
+
+		if (v->cancelled && v->cancelled(v->arg))
+			return;
+		if (ahead < 0.1)
+			ts.tv_nsec = (long)(ahead * 1e9);
 		nanosleep(&ts, NULL);
 	}
 }

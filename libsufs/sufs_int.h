@@ -421,7 +421,8 @@ void snap_cow(struct sufs_fs *fs, struct buf *b);
 int snap_claim(struct sufs_fs *fs, uint64_t blk);
 upd_id snap_hold(const struct buf *b);
 int snap_claimed(struct sufs_fs *fs, uint64_t blk);
-void snap_view_throttle(struct sufs_dev *view, uint32_t kib);
+void snap_view_throttle(struct sufs_dev *view, uint32_t kib, int (*cancelled)(void *arg),
+			void *arg);
 
 /* dirhash.c */
 struct dirhash;
