@@ -243,6 +243,8 @@ const char *shown(const char *s)
 	char *out = buf[next++ % 4];
 	size_t len = strlen(s), max = (sizeof(buf[0]) - 4) / 4;
 
+	if (len == 0)
+		return "''"; /* an empty name, seen as one */
 	if (len <= max) {
 		escape_name_into(s, len, out);
 	} else {

@@ -83,7 +83,7 @@ char *escape_name(const char *name, size_t len);
 size_t escape_name_into(const char *name, size_t len, char *out);
 /* The same for a message's argument (an image's path, a typed word): one of
  * four buffers reused in turn, so at most four in one message; a string
- * longer than 1,024 bytes is cut, with "..." after it. */
+ * longer than 1,024 bytes is cut, with "..." after it; an empty one is ''. */
 const char *shown(const char *s);
 
 /* The message for sufs_open(image) failing with rc: sufs_strerror(rc), and

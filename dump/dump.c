@@ -1206,7 +1206,7 @@ static void usage(FILE *f)
 		"      --restore META   make the sparse raw image IMAGE from the metadata image META\n"
 		"  -f, --force          let -m and --restore overwrite an existing file\n"
 		"      --help           show this help and exit\n"
-		"      --version        show the version and exit\n"
+		"  -V, --version        show the version and exit\n"
 		"\n"
 		"Exit status: 0 all checksums good, 1 usage error, 2 the image cannot be\n"
 		"opened or read (or is not sufs), 4 checksum failures found.\n",
@@ -1327,7 +1327,7 @@ int main(int argc, char **argv)
 	int json = 0, force = 0, c;
 
 	prog_init("sufs-dump", argv);
-	while ((c = getopt_long(argc, argv, "hgi:m:f", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hgi:m:fV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			if (choose_show(&show, SHOW_HEADER))
@@ -1366,6 +1366,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return EXIT_OK;
 		case OPT_VERSION:
+		case 'V':
 			print_version();
 			return EXIT_OK;
 		default:

@@ -223,7 +223,7 @@ static int check_output(const char *out, int force, const struct stat *in)
 
 	if (!err)
 		return EXIT_OK;
-	errmsg("%s: %s", *out ? shown(out) : "''", why);
+	errmsg("%s: %s", shown(out), why);
 	return err == -EINVAL || err == -EEXIST ? EXIT_USAGE : EXIT_IO;
 }
 

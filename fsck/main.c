@@ -91,7 +91,7 @@ static void usage(FILE *f)
 		"      --throttle KIB with -b: read the snapshot at most KIB KiB/s\n"
 		"      --json         a machine-readable report on standard output\n"
 		"      --help         show this help and exit\n"
-		"      --version      show the version and exit\n"
+		"  -V, --version      show the version and exit\n"
 		"\n"
 		"Without -n, -y or -p, questions are asked on a terminal; without a terminal\n"
 		"the answer is no (as -n).\n"
@@ -363,8 +363,9 @@ static void print_summary(struct ui *u, const struct sufs_check_result *r)
 	printf("%s: %u/%u files, %llu/%llu blocks\n", u->name, r->inodes_used, r->inodes_count,
 	       (unsigned long long)r->blocks_used, (unsigned long long)r->blocks_count);
 	if (u->verbose)
-		printf("%s: %u directories; %u problems (%u leaks), %u fixed\n", u->name, r->dirs,
-		       r->problems, r->leaks, r->fixed);
+		printf("%s: %u director%s; %u problem%s (%u leak%s), %u fixed\n", u->name,
+		       r->dirs, r->dirs == 1 ? "y" : "ies", r->problems, r->problems == 1 ? "" : "s",
+		       r->leaks, r->leaks == 1 ? "" : "s", r->fixed);
 }
 
 /*
@@ -523,7 +524,7 @@ int main(int argc, char **argv)
 	memset(&u, 0, sizeof(u));
 	memset(&o, 0, sizeof(o));
 	u.progress_fd = -1;
-	while ((c = getopt_long(argc, argv, "nypafLbvC:s:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "nypafLbvC:s:V", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n': o.flags |= SUFS_CHECK_NO; modes++; break;
 		case 'y': o.flags |= SUFS_CHECK_YES; modes++; break;
@@ -587,7 +588,7 @@ int main(int argc, char **argv)
 		return SUFS_EXIT_USAGE;
 	}
 	u.image = argv[optind];
-	u.name = escape_name(u.image, strlen(u.image));
+	u.name = *u.image ? escape_name(u.image, strlen(u.image)) : strdup("''");
 	if (!u.name) {
 		errmsg("out of memory");
 		return SUFS_EXIT_LIBERROR;

@@ -87,7 +87,7 @@ static void usage(FILE *f)
 		"  -f                   overwrite a file system or partition table found on IMAGE\n"
 		"  -q                   quiet: print nothing but errors\n"
 		"      --help           print this help and exit\n"
-		"      --version        print the version and exit\n"
+		"  -V, --version        print the version and exit\n"
 		"\n"
 		"SOURCE_DATE_EPOCH in the environment fixes every timestamp (and the UUID,\n"
 		"unless -U is given) so that the same inputs make the same image, byte for byte.\n"
@@ -244,7 +244,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 	memset(a, 0, sizeof(*a));
 	a->mo.root_uid = (uint32_t)getuid();
 	a->mo.root_gid = (uint32_t)getgid();
-	while ((c = getopt_long(argc, argv, "b:i:N:g:L:U:d:E:nfq", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:i:N:g:L:U:d:E:nfqV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			a->mo.block_size = opt_size(optarg, SUFS_MIN_BLOCK_SIZE, SUFS_MAX_BLOCK_SIZE,

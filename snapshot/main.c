@@ -70,7 +70,7 @@ static void usage(FILE *f)
 		"  -f, --force        (export) replace OUT if it exists\n"
 		"  -q, --quiet        (export) no progress bar\n"
 		"      --help         show this help and exit\n"
-		"      --version      show the version and exit\n"
+		"  -V, --version      show the version and exit\n"
 		"\n"
 		"Exit status: 0 done, 1 the operation failed, 2 usage error, 3 no snapshot\n"
 		"of that name (or, for create, one exists already).  See sufs-snap(8).\n",
@@ -403,7 +403,7 @@ static int check_output(const char *image, const char *out, int force)
 
 	if (!err)
 		return EXIT_OK;
-	errmsg("%s: %s", *out ? shown(out) : "''", why);
+	errmsg("%s: %s", shown(out), why);
 	return err == -EINVAL || err == -EEXIST ? EXIT_USAGE : EXIT_FAIL;
 }
 
@@ -592,7 +592,7 @@ int main(int argc, char **argv)
 	int c;
 
 	prog_init("sufs-snap", argv);
-	while ((c = getopt_long(argc, argv, "fq", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fqV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'J': o.json = 1; break;
 		case 'f': o.force = 1; break;

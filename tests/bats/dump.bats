@@ -258,6 +258,21 @@ assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups
 	assert_output --partial "superblock: checksum does not match"
 }
 
+@test "an empty image name is shown as '' by every program" {
+	run --separate-stderr "$DUMP" ""
+	assert_equal "$stderr" "sufs-dump: '': No such file or directory"
+	run --separate-stderr "$SNAP" list ""
+	assert_equal "$stderr" "sufs-snap: '': No such file or directory"
+	run --separate-stderr "$REPLAY" "" /dev/null
+	assert_equal "$stderr" "sufs-replay: cannot open '': No such file or directory"
+	run --separate-stderr "$DEBUG" -R ls ""
+	assert_equal "$stderr" "sufs-debug: cannot open '': No such file or directory"
+	run --separate-stderr "$FSCK" -n ""
+	assert_equal "$stderr" "fsck.sufs: '': No such file or directory (opening the image)"
+	run --separate-stderr "$MKFS" ""
+	assert_equal "${stderr%%$'\n'*}" "mkfs.sufs: '' does not exist: give a SIZE to create it"
+}
+
 @test "a superblock field out of range is named by every program that opens the image" {
 	"$DEBUG" -w -R "ssv inode_size 300" "$IMG"
 	local m="corrupt metadata (superblock field inode_size)"
