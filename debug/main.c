@@ -407,7 +407,7 @@ static void say_damage(const char *image, int rc)
 	uint8_t raw[SUFS_SB_SIZE];
 	struct sufs_super sb;
 	struct sufs_fs *fs;
-	uint32_t g, bad = 0, first = 0;
+	uint32_t g, bad = 0, first = 0, groups = 0; /* 0: not known */
 	int sb_bad = 1;
 
 	if (rc != -SUFS_ECHECKSUM && rc != -SUFS_ECORRUPT)
@@ -417,13 +417,18 @@ static void say_damage(const char *image, int rc)
 			sufs_super_decode(raw, &sb);
 			sb_bad = sb.checksum != sufs_super_csum(raw);
 		}
-		for (g = 0; g < sufs_get_super(fs)->groups_count; g++)
+		groups = sufs_get_super(fs)->groups_count;
+		for (g = 0; g < groups; g++)
 			if (sufs_group_csum_bad(fs, g) && !bad++)
 				first = g;
 		sufs_close(fs);
 	}
-	if (sb_bad)
-		errmsg("the superblock is damaged; fsck.sufs can rebuild it from a backup");
+	if (sb_bad && groups == 1)
+		errmsg("the superblock is damaged, and a file system of one group keeps no "
+		       "backup of it");
+	else if (sb_bad)
+		errmsg("the superblock is damaged; fsck.sufs can rebuild it from a backup%s",
+		       groups ? "" : " if there is one");
 	if (bad == 1)
 		errmsg("the descriptor of group %u is damaged (a bad checksum or wrong "
 		       "locations); fsck.sufs -f can rebuild it", first);

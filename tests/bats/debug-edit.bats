@@ -187,9 +187,17 @@ EOF
 	assert_success
 	run -4 "$DEBUG" -R super "$IMG"
 	assert_output --partial "checksum does not match"
-	assert_output --partial "the superblock is damaged"
+	assert_output --partial "the superblock is damaged, and a file system of one group keeps no backup of it"
 	refute_output --partial "descriptor"
 	fsck_finds "The superblock checksum does not match, and there is no good backup"
+	# with backups, fsck.sufs is the way back
+	mkimg "$IMG" 64M -b 1024
+	"$DEBUG" -w -R "ssv checksum 1" "$IMG"
+	run -4 "$DEBUG" -R super "$IMG"
+	assert_output --partial "the superblock is damaged; fsck.sufs can rebuild it from a backup"
+	run "$FSCK" -y "$IMG"
+	run "$DEBUG" -R super "$IMG"
+	assert_success
 }
 
 @test "set_super_value refuses bad fields and values, and lists the fields" {
