@@ -79,6 +79,9 @@ inode_offset() {
 	run "$DUMP" --version
 	assert_success
 	assert_output --regexp '^sufs-dump \(sufs\) [0-9]+\.[0-9]+'
+	run "$DUMP" -V
+	assert_success
+	assert_output --regexp '^sufs-dump \(sufs\) [0-9]+\.[0-9]+'
 }
 
 @test "the default output shows the superblock, every group and what was checked" {

@@ -454,6 +454,9 @@ interrupt() {
 	run "$FSCK" --version
 	assert_success
 	assert_output --partial "fsck.sufs (sufs)"
+	run "$FSCK" -V
+	assert_success
+	assert_output --partial "fsck.sufs (sufs)"
 }
 
 @test "a missing image exits 8" {

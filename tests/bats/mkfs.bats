@@ -88,6 +88,9 @@ mksrc() {
 	run "$MKFS" --version
 	assert_success
 	assert_output --regexp '^mkfs\.sufs \(sufs\) [0-9]+\.[0-9]+'
+	run "$MKFS" -V
+	assert_success
+	assert_output --regexp '^mkfs\.sufs \(sufs\) [0-9]+\.[0-9]+'
 }
 
 @test "mkfs makes an image file of SIZE bytes that sufs-dump accepts" {

@@ -678,4 +678,7 @@ export_interrupted() {
 	snap --version
 	assert_success
 	assert_output --regexp '^sufs-snap \(sufs\) [0-9]+\.[0-9]+'
+	snap -V
+	assert_success
+	assert_output --regexp '^sufs-snap \(sufs\) [0-9]+\.[0-9]+'
 }
