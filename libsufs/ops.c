@@ -738,10 +738,17 @@ static int moved_note(struct sufs_fs *fs, uint32_t ino, upd_id removal)
 	return 0;
 }
 
-/* Add the pending old-name removals of directory ino to w (and forget
- * those on disk). */
+/*
+ * Add to w the newest pending old-name removal of directory ino (and
+ * forget those on disk).  The newest is enough: each move's removal waits
+ * for its new name, which waited for the removals pending before it, so
+ * the newest reaches the disk last.  One wait however often the directory
+ * moved, where one for each could overflow w (the callers' w holds at
+ * most four, so this one always finds room).
+ */
 static void moved_wait(struct sufs_fs *fs, uint32_t ino, struct waits *w)
 {
+	upd_id newest = 0;
 	size_t i = 0;
 
 	while (i < fs->nmoved) {
@@ -749,10 +756,11 @@ static void moved_wait(struct sufs_fs *fs, uint32_t ino, struct waits *w)
 			fs->moved[i] = fs->moved[--fs->nmoved];
 			continue;
 		}
-		if (fs->moved[i].ino == ino)
-			waits_add(w, fs->moved[i].removal);
+		if (fs->moved[i].ino == ino && fs->moved[i].removal > newest)
+			newest = fs->moved[i].removal;
 		i++;
 	}
+	waits_add(w, newest);
 }
 
 /* The update that frees ino's inode bytes, if pending (to wait for it). */
