@@ -6,14 +6,20 @@
  * Definitions.
  *
  *   An UPDATE records one change to a byte range of one cached block: the
- *   block, the offset and length, a kind (a label for people and tools, the
- *   1999 paper's names), the OLD BYTES when the update may ever have to be
- *   undone, and the set of older updates it WAITS FOR (its befores).
+ *   block, the offset and length, a kind (the 1999 paper's names, shown
+ *   by the tools; two kinds also steer policy: a copy-on-write hold
+ *   keeps its kind through merges and stays when its range is forgotten,
+ *   and sync mode does not drain data), the OLD BYTES when the update may
+ *   ever have to be undone, and the set of older updates it WAITS FOR
+ *   (its befores).
  *
- *   An update is PENDING while some write of its block that contains it has
- *   not yet passed a barrier.  It is ON DISK once such a write has passed a
- *   barrier; its record is then freed and its id is forgotten: an id that
- *   is not in the table of live updates names an update that is on disk.
+ *   An update is PENDING until a write of its block that carries it has
+ *   passed a barrier; it is then ON DISK, its record is freed and its id
+ *   forgotten.  So an id that is not in the table of live updates names
+ *   an update that is on disk, or one that will never be: forgotten with
+ *   a file removed before it reached the disk (deps_forget_new()), or
+ *   dropped with a block that was freed, which no pointer on disk reaches
+ *   any more (deps_cancel()).  Either way nothing need wait for it.
  *
  *   An update is ALLOWED in a write of its block when every update it
  *   waits for is on disk, or is on the same block and allowed in the same
@@ -31,7 +37,12 @@
  *   DEFERRED WORK waits for a set of updates to be on disk, then runs:
  *   returning freed blocks and inodes to the bitmaps.
  *
- * Invariants (checked by deps_check() in debug builds and in tests).
+ * Invariants.  deps_check() checks (1)-(3) and the engine's own lists and
+ * sums after every operation in debug and sanitizer builds, and the unit
+ * tests (test_deps.c) call it; deps_image() asserts (3) at every write.
+ * (4)-(7) are proven from outside: by the unit tests (a drain leaves
+ * nothing pending, a freed block is not reused early) and by the crash
+ * harness, which checks every crash state (doc/CRASH.md).
  *
  *   (1) An update waits only for older updates (lower ids).  So the graph
  *       is acyclic and the oldest pending update is always allowed:
@@ -40,9 +51,11 @@
  *   (2) An update that overlaps a pending update that may be undone waits
  *       for it, or is merged into it.  So undoing newest first restores
  *       exactly the bytes of what is undone, and never a newer change's.
- *       (An update that is never undone can be overlapped freely; and
- *       one widened by a merge over newer changes that are never undone
- *       keeps them in its old bytes.)
+ *       (An update that is never undone can be overlapped freely.  When
+ *       merge_range() widens an undoable update over bytes that a newer,
+ *       never-undone update changed, the old bytes it takes come from the
+ *       buffer and so already hold that change: undoing it never reverts
+ *       it.)
  *       Enforced by deps_update().
  *   (3) An update that has no old bytes is allowed in every write: it was
  *       created waiting for nothing.  (Old bytes that are all zero are
@@ -916,7 +929,8 @@ static unsigned updates_over(const struct deps *d, struct buf *b, uint32_t off, 
  * Forget the updates that lie within [off, off+len) of b, as if the
  * changes they record had never been made, when the range never reached
  * the disk: the oldest update over it made it from zeros, and is still
- * pending.  (A file removed before its inode was ever written: its data
+ * pending, and no epoch has failed (whose writes may have reached the disk
+ * though their updates stayed pending).  (A file removed before its inode was ever written: its data
  * need not be written, nor its blocks wait to be freed.)
  *
  * What waited for them must not be exposed by the forgetting: each such
@@ -936,7 +950,8 @@ int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t le
 	struct span_iter it;
 	unsigned n, i;
 
-	if (fs->mode != SUFS_MODE_SOFTDEP || fs->deps.failed)
+	/* after a failed epoch, pending does not mean not on disk */
+	if (fs->mode != SUFS_MODE_SOFTDEP || fs->deps.failed || fs->deps.epoch_failed)
 		return 0;
 	n = updates_over(&fs->deps, b, off, len, over, FORGET_MAX);
 	if (n > FORGET_MAX)
@@ -1075,7 +1090,8 @@ static void set_inflight(struct buf *b, int on)
  * has something it may write, one barrier, then mark what went out as on
  * disk and run the deferred work that became ready.  want(b) selects the
  * buffers (NULL: every dirty one).  Returns the number of blocks written,
- * or a negative error.
+ * or a negative error: -ENOMEM when nothing could be written because a
+ * write image found no memory for its order.
  */
 int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, void *),
 	       void *arg, int barrier)
@@ -1085,7 +1101,7 @@ int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, v
 	uint8_t *stage;
 	size_t n = 0, i, run, k, written = 0;
 	unsigned undone, carried;
-	int err = 0;
+	int err = 0, nomem = 0;
 
 	if (!c->dirty)
 		return run_deferred(fs);
@@ -1115,6 +1131,7 @@ int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, v
 			if (run && b->blk != list[i]->blk + run)
 				break;
 			carried = deps_image(fs, b, stage + run * fs->bsize, &undone);
+			nomem |= carried == (unsigned)-1;
 			/* a block whose updates must all wait goes out later, with
 			 * them: its plain changes (times, counts) can wait too */
 			if (carried == (unsigned)-1 || (!carried && b->upds)) {
@@ -1147,6 +1164,8 @@ int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, v
 	}
 	if (!err && written && barrier)
 		err = sufs_dev_barrier(fs->dev);
+	if (err)
+		fs->deps.epoch_failed = 1; /* a failed write may have gone in part */
 	/* invariant (5): only now, after the barrier, is anything on disk; a
 	 * failed epoch leaves every block dirty and every update pending */
 	for (i = 0; i < n; i++) {
@@ -1170,6 +1189,8 @@ int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, v
 		err = run_deferred(fs);
 	}
 	free(list);
+	if (!err && !written && nomem)
+		err = -ENOMEM;
 	return err < 0 ? err : (int)written;
 }
 

@@ -1,14 +1,19 @@
 /*
  * sufs_int.h - what the layers of libsufs share and the programs do not see.
  *
- * The layers, bottom to top (each talks only to the one below it):
- *   dev.c    the device: whole-block I/O, barrier
- *   cache.c  the buffer cache: one buffer per block, write-back, write images
- *   alloc.c  block and inode bitmaps, group summaries
- *   inode.c  inodes and block maps (direct, indirect, double, triple)
- *   dir.c    directory entries
- *   ops.c    the file-system operations
- *   fs.c     opening, syncing and closing; mkfs.c formats.
+ * The layers, bottom to top (each uses those below it; the three hooks
+ * that call upward are named in doc/ARCHITECTURE.md):
+ *   dev.c     the device: whole-block I/O, barrier
+ *   pool.c    records of one size, cut from chunks and reused
+ *   cache.c   the buffer cache: one buffer per block, write-back
+ *   deps.c    the dependency engine: updates, write images, epochs
+ *   alloc.c   block and inode bitmaps, group summaries
+ *   inode.c   inodes and block maps (direct, indirect, double, triple)
+ *   dir.c     directory entries; dirhash.c, large directories' names
+ *   snap.c    snapshots: copy on write, the view
+ *   ops.c     the file-system operations
+ *   fs.c      opening, syncing and closing; mkfs.c formats;
+ *   check.c   the checker, bgcheck.c its background run.
  * Layers above the cache never write a block: they change a buffer's bytes
  * after announcing the change with buf_update(), and the cache decides when
  * and how the block goes out.
@@ -94,7 +99,8 @@ enum buf_type {
 	BUF_IND,     /* indirect block */
 };
 
-/* Update kinds: labels for people and tools (the 1999 paper's names). */
+/* Update kinds: the 1999 paper's names, shown by the tools (deps.c says
+ * which two also steer the engine). */
 enum upd_kind {
 	UPD_BMSAFEMAP,  /* bitmap bit */
 	UPD_INODEDEP,   /* inode fields */
@@ -127,7 +133,8 @@ struct upd {
 	struct buf *b;
 	struct upd *bnext;              /* on the same buffer: newer */
 	struct edge *befores;           /* what it waits for */
-	uint8_t *undo;                  /* old bytes, NULL when it can never be undone */
+	uint8_t *undo;                  /* old bytes; NULL when it can never be undone,
+					 * or when they were all zero (zero_undo) */
 	uint32_t off, len;
 	uint8_t kind;                   /* enum upd_kind */
 	uint8_t included;               /* scratch: allowed in the image being built */
@@ -181,6 +188,8 @@ struct deps {
 	uint64_t forgotten;              /* ranges forgotten as never written */
 	uint32_t grain_shift;           /* a grain's size in bytes, as a shift */
 	int failed;                     /* memory ran out: ordering not guaranteed */
+	int epoch_failed;               /* a write or barrier failed: what was
+					 * pending may be on disk all the same */
 	struct pool edge_pool, upd_pool; /* freed ones kept for reuse */
 	uint8_t *stage;                 /* where an epoch builds its write images */
 	int running_deferred;
