@@ -616,8 +616,10 @@ static int older_over(const struct deps *d, const struct buf *b, upd_id id, uint
  * (a never-undone update's range only tells what it covers; its waiters
  * want b written, which carries both).  So a bitmap block, a data block
  * or a directory block's headers and carvings keep one such update.  On
- * an inode-table block only into the newest, when they touch: an inode's
- * updates must lie within it for deps_forget_new().
+ * an inode-table block only into the newest, when they touch or overlap:
+ * mostly the stores of one inode.  (Two neighbours' stores can fold into
+ * one; deps_forget_new() then declines to forget either, which costs
+ * writes, never order.)
  */
 static struct upd *fold_target(const struct deps *d, struct buf *b, uint32_t off,
 			       uint32_t len)
@@ -681,8 +683,10 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 	}
 	if (noverlap && waits_covered(only, w, nw) && !only->inflight &&
 	    (noverlap == 1 || waits_for_overlaps(d, b, only, off, len))) {
-		/* fold into the newest undoable update it overlaps, which waits
-		 * for the others already: adds no wait */
+		/* fold into the newest undoable update it overlaps (only) when
+		 * all three hold: what the change would wait for, only waits
+		 * for already; only is not in flight; and only waits for every
+		 * other undoable update the change overlaps.  Adds no wait. */
 		if (merge_into(d, only, b->data, off, len) == 0) {
 			d->merged++;
 			/* a copy-on-write hold stays one (free_block() looks) */
@@ -1020,7 +1024,9 @@ static int run_deferred(struct sufs_fs *fs)
 			err = w->fn(fs, w->arg);
 		else
 			w->fn(fs, w->arg);
-		free(w); /* *pp is w's successor; work added meanwhile went to the head */
+		/* *pp is w's successor or, when w was at the head, work that
+		 * fn deferred meanwhile (added at the head): looked at next */
+		free(w);
 	}
 	d->running_deferred = 0;
 	return err;
@@ -1143,7 +1149,9 @@ int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, v
 			}
 			cache_seal(fs, b, stage + run * fs->bsize);
 			b->undone_in_write = undone;
-			set_inflight(b, 1); /* while its records are in the cache */
+			/* its updates are in flight: freed after the barrier
+			 * (mark_on_disk()), back to pending if the epoch fails */
+			set_inflight(b, 1);
 		}
 		if (!list[i])
 			continue;
