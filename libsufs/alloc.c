@@ -239,8 +239,10 @@ int alloc_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino, 
 }
 
 /*
- * Return a block to the free pool.  Only deferred work calls this, once
- * every pointer to the block is cleared on disk (rule 2).  The cached
+ * Return a block to the free pool, once every pointer to the block is
+ * cleared on disk (rule 2): from deferred work (deps_defer() runs it at
+ * once when nothing is pending), or for a file whose pointers never
+ * reached the disk (deps_forget_new(), through freeing_run()).  The cached
  * buffer, if any, need not be written any more.  A snapshot that still
  * needs the block claims it instead (snap.c).
  */
