@@ -933,9 +933,10 @@ static unsigned updates_over(const struct deps *d, struct buf *b, uint32_t off, 
  * Forget the updates that lie within [off, off+len) of b, as if the
  * changes they record had never been made, when the range never reached
  * the disk: the oldest update over it made it from zeros, and is still
- * pending, and no epoch has failed (whose writes may have reached the disk
- * though their updates stayed pending).  (A file removed before its inode was ever written: its data
- * need not be written, nor its blocks wait to be freed.)
+ * pending, and no epoch has failed (whose writes may have reached the
+ * disk though their updates stayed pending).  (A file removed before its
+ * inode was ever written: its data need not be written, nor its blocks
+ * wait to be freed.)
  *
  * What waited for them must not be exposed by the forgetting: each such
  * update must lie on a block of type after_type (the caller knows what

@@ -932,8 +932,10 @@ int sufs_snap_delete(struct sufs_fs *fs, const char *name)
 	if (err)
 		return err;
 	slot = slot_of(fs, ino);
+	/* two slots name it (damage): clearing one would leave the other
+	 * naming a file removed */
 	if (slot >= 0 && slot_dup(fs, (unsigned)slot))
-		return -SUFS_ECORRUPT; /* clearing one slot would leave the other naming a file removed */
+		return -SUFS_ECORRUPT;
 	if (slot >= 0) {
 		/* the snapshot is gone once its slot is cleared on disk; a crash
 		 * after that leaves a plain file, which deleting again removes */
@@ -991,8 +993,9 @@ void snap_view_throttle(struct sufs_dev *view, uint32_t kib, int (*cancelled)(vo
 }
 
 /* Sleep until the bytes read so far fit the rate: in slices of at most a
- * tenth of a second, so that a check interrupted while reading slowly
- * stops at once rather than after its next poll, a few reads later. */
+ * tenth of a second, and no more once the check is cancelled, so that an
+ * interrupted check runs at full speed to its next poll (the checker polls
+ * every 64th step: minutes at a low rate). */
 static void throttle(struct view *v, uint64_t n)
 {
 	double ahead;
