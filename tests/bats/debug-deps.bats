@@ -219,7 +219,7 @@ ids_of() {
 	sec 1 | grep -qE '^  block [0-9]+ \(bitmap\): 1 went out, 0 undone$'
 	sec 1 | grep -qE '^    #[0-9]+ mkdir bytes 0\+4096: written$'
 	sec 2 | grep -qE "^    #$ino inodedep bytes [0-9]+\+256: written$"
-	! sec 2 | grep -q "#$name "
+	[ "$(sec 2 | grep -c "#$name ")" -eq 0 ]
 	sec 3 | grep -qE "^    #$name diradd bytes [0-9]+\+4: written$"
 	sec 4 | grep -qx "  nothing to write"
 }
@@ -321,7 +321,8 @@ ids_of() {
 	local ino blk fino fblk
 	ino=$(sed -n 's/^Free inodes found: //p' <<<"$output")
 	blk=$(sed -n 's/^Free blocks found: \([0-9]*\) [0-9]*$/\1/p' <<<"$output")
-	[ -n "$ino" ] && [ -n "$blk" ]
+	[ -n "$ino" ]
+	[ -n "$blk" ]
 	dbg "testi <$ino>" "testb $blk" "create /f" "write /f 0 100" "stat /f" "blocks /f"
 	assert_success
 	assert_line "Inode $ino is not in use"
@@ -450,7 +451,7 @@ teardown() {
 	# short output is not paged
 	tmux send-keys -t sd "pwd" Enter
 	wait_for '^/$'
-	! screen | grep -q '^PAGED:/$'
+	[ "$(screen | grep -c '^PAGED:/$')" -eq 0 ]
 	tmux send-keys -t sd "quit" Enter
 	wait_for '^EXITED 0$'
 }

@@ -379,7 +379,7 @@ assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups
 	assert_success
 	[ "$(printf '%s' "$output" | tr -d '\0' | wc -c)" -eq 0 ]
 	[ "$("$DEBUG" -R "cat /file" "$T/restored" | wc -c)" -eq 17 ]
-	! grep -q "secret file data" "$T/restored"
+	run ! grep -q "secret file data" "$T/restored"
 	grep -q "secret file data" "$IMG"
 }
 
@@ -678,7 +678,8 @@ EOF2
 	run "$DUMP" -m "$T/a" -m "$T/b" "$IMG"
 	assert_failure 1
 	assert_output "sufs-dump: -m is given twice: one output file"
-	[ ! -e "$T/a" ] && [ ! -e "$T/b" ]
+	[ ! -e "$T/a" ]
+	[ ! -e "$T/b" ]
 	run "$DUMP" --restore "$T/a" --restore "$T/b" "$T/out"
 	assert_failure 1
 	assert_output "sufs-dump: --restore is given twice: one metadata image at a time"

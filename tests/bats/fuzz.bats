@@ -44,7 +44,7 @@ populated() { # populated IMG: a small image with files, a long directory, indir
 	"$CORRUPT" -n 32 -s 5 "$T/a.img" "$T/c.img"
 	"$CORRUPT" -n 32 -s 6 "$T/a.img" "$T/d.img"
 	cmp "$T/b.img" "$T/c.img"
-	! cmp -s "$T/b.img" "$T/d.img"
+	run ! cmp -s "$T/b.img" "$T/d.img"
 }
 
 @test "metacorrupt refuses what is not a sufs image" {
@@ -71,7 +71,8 @@ echo "==1==ERROR: AddressSanitizer: heap-buffer-overflow"; exit 1'
 	run "$E2FUZZ" -q -b "$T/fake" -n 2 -o "$T/kept" "$T/a.img"
 	assert_failure 1
 	assert_output --partial "2 iterations, 16 bytes each: 2 crashes, 0 hangs, 0 not clean"
-	[ -f "$T/kept/2.img" ] && [ -f "$T/kept/3.log" ]
+	[ -f "$T/kept/2.img" ]
+	[ -f "$T/kept/3.log" ]
 }
 
 @test "e2fuzz counts a run past the time limit as a hang" {

@@ -225,7 +225,8 @@ mksrc() {
 	"$MKFS" -q -N 100 "$T/img" 16M
 	n=$(sb "$T/img" "Inode count")
 	# rounded up to whole inode-table blocks (16 inodes of 256 bytes in 4 KiB)
-	[ "$n" -ge 100 ] && [ "$n" -lt 116 ]
+	[ "$n" -ge 100 ]
+	[ "$n" -lt 116 ]
 }
 
 @test "mkfs -N with more inodes than the image can hold exits 4" {
@@ -685,7 +686,8 @@ with open(sys.argv[1], "r+b") as f:
 	"$MKFS" -q -d "$T/src" "$T/img" 16M
 	a=$(dbg "$T/img" "stat /sub/random" | sed -n 's/^Inode: \([0-9]*\).*/\1/p')
 	b=$(dbg "$T/img" "stat /sub/deeper/random-link" | sed -n 's/^Inode: \([0-9]*\).*/\1/p')
-	[ -n "$a" ] && [ "$a" = "$b" ]
+	[ -n "$a" ]
+	[ "$a" = "$b" ]
 	run dbg "$T/img" "stat /sub/random"
 	assert_output --partial "Links: 2"
 }

@@ -122,7 +122,7 @@ SCRIPT
 		# written in softdep mode: checked; any other run would be a
 		# violation, "ran on an image written in ...")
 		[ "$refused" -gt $((n / 2)) ]
-		! grep -q "ran on an image written in" <<<"$stderr"
+		[ "$(grep -c "ran on an image written in" <<<"$stderr")" -eq 0 ]
 		if [ $mode = sync ]; then
 			[ "$status" = 0 ]
 		fi
