@@ -8,6 +8,8 @@
  *   3. look at the target and settle the size                  (EXIT_USAGE, EXIT_TARGET)
  *   4. compute the layout                                      (EXIT_LAYOUT)
  *   5. probe the target for a file system or partition table   (EXIT_TARGET)
+ *      and count what the -d tree takes: its inodes, and a block at
+ *      least for each directory and long symlink            (EXIT_SOURCE)
  *      -n stops here, once it has checked that step 6 could open the target
  *      and printed the layout
  *   6. open, size and clear the target                         (EXIT_TARGET, EXIT_IO)
@@ -603,6 +605,49 @@ static void print_bytes(uint64_t bytes)
 	printf("%.1f %s", v, unit[i]);
 }
 
+/* Would the counts fit in the layout?  The root directory takes a block
+ * of its free ones. */
+static int fits(const struct populate_need *need, const struct sufs_super *layout)
+{
+	return need->inodes <= layout->free_inodes && need->min_blocks + 1 <= layout->free_blocks;
+}
+
+/*
+ * Step 5 for -d: count the tree (the progress bar's total too) and stop
+ * when it cannot fit: more files than free inodes, or more directories and
+ * long symlinks than free blocks.  The types of the entries alone, read
+ * with their names, are most often enough to tell that it fits; else each
+ * is looked at.  The data is not read (blocks of zeros become holes), so
+ * a tree that passes may still not fit.
+ */
+static void check_fits(const struct args *a, struct populate_opts *po,
+		       const struct sufs_super *layout)
+{
+	struct populate_need need;
+	int rc = populate_count(a->srcdir, po, 0, &need);
+
+	po->entries = need.entries;
+	if (!rc && !fits(&need, layout))
+		rc = populate_count(a->srcdir, po, 1, &need);
+	if (rc) {
+		errmsg("%s: %s", shown(a->srcdir), strerror(ENOMEM));
+		exit(EXIT_SOURCE);
+	}
+	if (need.inodes > layout->free_inodes) {
+		errmsg("%s does not fit on %s: its files, directories and links need %llu "
+		       "inodes, the file system has %u; use a smaller -i, or -N", shown(a->srcdir),
+		       shown(a->image), (unsigned long long)need.inodes, layout->free_inodes);
+		exit(EXIT_SOURCE);
+	}
+	if (!fits(&need, layout)) {
+		errmsg("%s does not fit on %s: its directories and long symlinks alone need "
+		       "%llu blocks, the file system has %llu", shown(a->srcdir), shown(a->image),
+		       (unsigned long long)need.min_blocks,
+		       (unsigned long long)(layout->free_blocks - 1));
+		exit(EXIT_SOURCE);
+	}
+}
+
 static void print_layout(const struct sufs_super *sb, const char *image, int dry_run)
 {
 	uint64_t off;
@@ -815,6 +860,20 @@ int main(int argc, char **argv)
 		exit(EXIT_LAYOUT);
 	}
 	probe_target(&a, &t);
+	if (a.srcdir) {
+		memset(&po, 0, sizeof(po));
+		po.progress = !a.quiet;
+		po.keep_root_owner = a.root_owner_set;
+		po.clamp = a.mo.fixed_time;
+		po.clamp_sec = a.mo.time_sec;
+		/* The image may lie inside the tree (mkfs.sufs -d . img): skip it. */
+		if (stat(a.image, &st) == 0) {
+			po.skip_set = 1;
+			po.skip_dev = st.st_dev;
+			po.skip_ino = st.st_ino;
+		}
+		check_fits(&a, &po, &layout);
+	}
 	if (a.dry_run) {
 		check_writable(&a, &t);
 		if (!a.quiet)
@@ -837,13 +896,9 @@ int main(int argc, char **argv)
 	}
 
 	if (a.srcdir) {
-		memset(&po, 0, sizeof(po));
-		po.progress = !a.quiet;
-		po.keep_root_owner = a.root_owner_set;
-		po.clamp = a.mo.fixed_time;
-		po.clamp_sec = a.mo.time_sec;
-		/* The image may lie inside the tree (mkfs.sufs -d . img): skip it. */
-		if (stat(a.image, &st) == 0) {
+		/* An image made now inside the tree (it did not exist when
+		 * counting): skip it too. */
+		if (!po.skip_set && stat(a.image, &st) == 0) {
 			po.skip_set = 1;
 			po.skip_dev = st.st_dev;
 			po.skip_ino = st.st_ino;

@@ -280,37 +280,103 @@ nomem:
 	return -ENOMEM;
 }
 
-/* Count the entries below the directory fd (which is consumed), for the
- * progress bar.  Errors only make the count short: the copy reports them. */
-static uint64_t count_tree(int fd)
+/* What counting the tree keeps: the sizes, and the files with more than
+ * one name already counted (the link map's sufs_ino is 1 for them). */
+struct counting {
+	const struct populate_opts *opts;
+	struct populate_need *need;
+	int exact;
+	struct link_map seen;
+	int nomem;
+};
+
+/* The file type of a directory entry as stat() gives it, from d_type
+ * where the file system fills it in. */
+static mode_t dtype_mode(unsigned char t)
+{
+	switch (t) {
+	case DT_DIR: return S_IFDIR;
+	case DT_REG: return S_IFREG;
+	case DT_LNK: return S_IFLNK;
+	case DT_CHR: return S_IFCHR;
+	case DT_BLK: return S_IFBLK;
+	case DT_FIFO: return S_IFIFO;
+	case DT_SOCK: return S_IFSOCK;
+	default: return 0;
+	}
+}
+
+/* Count what the entries below the directory fd (which is consumed) will
+ * take, deciding as copy_entry() does; without k->exact, from the entries'
+ * types alone (no stat: every name a file of its own, every symlink a long
+ * one, the image counted).  An error only makes the counts short: the copy
+ * reports it. */
+static void count_dir(struct counting *k, int fd)
 {
 	DIR *d = fdopendir(fd);
 	struct dirent *de;
-	uint64_t n = 0;
+	struct stat st;
 
 	if (!d) {
 		close(fd);
-		return 0;
+		return;
 	}
 	while ((de = readdir(d)) != NULL) {
-		int is_dir;
 		if (is_dot(de->d_name))
 			continue;
-		n++;
-		is_dir = de->d_type == DT_DIR;
-		if (de->d_type == DT_UNKNOWN) {
-			struct stat st;
-			is_dir = fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-				 S_ISDIR(st.st_mode);
+		k->need->entries++;
+		st.st_mode = k->exact ? 0 : dtype_mode(de->d_type);
+		if (!st.st_mode) {
+			if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+				continue;
+			if (k->opts->skip_set && st.st_dev == k->opts->skip_dev &&
+			    st.st_ino == k->opts->skip_ino)
+				continue;
+		} else {
+			st.st_nlink = 1;
+			st.st_size = SUFS_FAST_SYMLINK_MAX + 1;
 		}
-		if (is_dir) {
-			int sub = open_source(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+		switch (st.st_mode & S_IFMT) {
+		case S_IFDIR: {
+			int sub = open_source(dirfd(d), de->d_name,
+					      O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+			k->need->inodes++;
+			k->need->min_blocks++; /* "." and ".." */
 			if (sub >= 0)
-				n += count_tree(sub);
+				count_dir(k, sub);
+			continue;
 		}
+		case S_IFLNK:
+			if ((uint64_t)st.st_size > SUFS_FAST_SYMLINK_MAX)
+				k->need->min_blocks++;
+			break;
+		case S_IFREG: case S_IFCHR: case S_IFBLK: case S_IFIFO:
+			break;
+		default:
+			continue; /* sockets and the unknown are skipped */
+		}
+		if (st.st_nlink > 1) {
+			if (link_find(&k->seen, st.st_dev, st.st_ino))
+				continue; /* another name of a file counted */
+			if (link_add(&k->seen, st.st_dev, st.st_ino, 1))
+				k->nomem = 1;
+		}
+		k->need->inodes++;
 	}
 	closedir(d);
-	return n;
+}
+
+int populate_count(const char *srcdir, const struct populate_opts *opts, int exact,
+		   struct populate_need *need)
+{
+	struct counting k = { opts, need, exact, { NULL, 0, 0 }, 0 };
+	int fd = open_source(AT_FDCWD, srcdir, O_RDONLY | O_DIRECTORY);
+
+	memset(need, 0, sizeof(*need));
+	if (fd >= 0)
+		count_dir(&k, fd);
+	free(k.seen.tab);
+	return k.nomem ? -ENOMEM : 0;
 }
 
 /* ---- copying ------------------------------------------------------------------ */
@@ -684,10 +750,8 @@ int populate(struct sufs_fs *fs, const char *srcdir, const struct populate_opts 
 		rc = fail_errno(&p, "cannot open directory");
 		goto out;
 	}
-	if (opts->progress) {
-		int cfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		progress_start(&p.progress, "Copying files", cfd >= 0 ? count_tree(cfd) : 0);
-	}
+	if (opts->progress)
+		progress_start(&p.progress, "Copying files", opts->entries);
 	rc = copy_dir(&p, fd, SUFS_ROOT_INO);
 	fd = -1;
 	progress_end(&p.progress);

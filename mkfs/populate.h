@@ -18,6 +18,16 @@ struct populate_opts {
 	int skip_set;           /* skip_dev/skip_ino name a file not to copy (the image) */
 	dev_t skip_dev;
 	ino_t skip_ino;
+	uint64_t entries;       /* for the progress bar: populate_count()'s */
+};
+
+/* What a tree will take, counted before anything is written. */
+struct populate_need {
+	uint64_t entries;       /* names below the top, skipped ones included */
+	uint64_t inodes;        /* exact: each file once however many names it has */
+	uint64_t min_blocks;    /* at least: a block per directory and per long
+				 * symlink; files' data is not read, and blocks
+				 * of zeros would be holes */
 };
 
 struct populate_stats {
@@ -43,5 +53,17 @@ struct populate_stats {
  */
 int populate(struct sufs_fs *fs, const char *srcdir, const struct populate_opts *opts,
 	     struct populate_stats *stats);
+
+/*
+ * Count what populate() will make of srcdir, deciding entry by entry as it
+ * does (the file opts->skip_* names, sockets and unknown types left out).
+ * Without exact, the entries' types only, with no stat of each: the
+ * inodes and blocks are then at most what exact would count (each name a
+ * file of its own, each symlink a long one), and entries the same.  An
+ * entry that cannot be read only makes the counts short.  0, or -ENOMEM
+ * (the counts are then short too).
+ */
+int populate_count(const char *srcdir, const struct populate_opts *opts, int exact,
+		   struct populate_need *need);
 
 #endif

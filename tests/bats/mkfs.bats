@@ -883,6 +883,31 @@ with open(sys.argv[1], "r+b") as f:
 	[ ! -e "$T/img" ]
 }
 
+@test "a tree with more files or directories than the image holds is refused before anything is written, with -n too" {
+	mkdir "$T/src"
+	for i in $(seq 1 300); do mkdir "$T/src/d$i"; done
+	# 300 directories need 300 inodes: a 4 MiB image has 256
+	run --separate-stderr "$MKFS" -n -d "$T/src" "$T/img" 4M
+	assert_failure 8
+	assert_equal "$stderr" "mkfs.sufs: $T/src does not fit on $T/img: its files, directories and links need 300 inodes, the file system has 254; use a smaller -i, or -N"
+	[ ! -e "$T/img" ]
+	# with inodes enough, the directories' blocks do not fit
+	run --separate-stderr "$MKFS" -n -N 400 -d "$T/src" "$T/img" 1M
+	assert_failure 8
+	[[ $stderr == "mkfs.sufs: $T/src does not fit on $T/img: its directories and long symlinks alone need 300 blocks, the file system has "* ]]
+	# an existing file system is left as it was
+	"$MKFS" -q "$T/img" 4M
+	sum=$(sha "$T/img")
+	run "$MKFS" -q -f -d "$T/src" "$T/img"
+	assert_failure 8
+	[ "$(sha "$T/img")" = "$sum" ]
+	# a hard link's names take one inode: 250 files of two names fit
+	rm -r "$T/src" && mkdir -p "$T/src/a" "$T/src/b"
+	for i in $(seq 1 250); do : >"$T/src/a/f$i"; ln "$T/src/a/f$i" "$T/src/b/f$i"; done
+	run "$MKFS" -q -d "$T/src" "$T/img2" 4M
+	assert_success
+}
+
 @test "mkfs -d onto a host file system that fills up exits 16 and names the image, not the source" {
 	require_root
 	mkdir "$T/src" "$T/small"
