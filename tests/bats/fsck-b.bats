@@ -257,12 +257,17 @@ assert r["status"] == 64 and "async mode" in r["error"], r
 @test "an interrupt stops a slowly throttled check at once, and the snapshot goes" {
 	crashimg
 	"$FSCK" -b --throttle 1 "$IMG" >"$T/out" &
-	local pid=$! start
-	sleep 1
+	local pid=$! start rc=0 i
+	# until the snapshot is there, the check has not begun
+	for i in $(seq 600); do
+		"$SNAP" list "$IMG" | grep -q . && break
+		sleep 0.1
+	done
+	sleep 0.5
 	start=$(date +%s)
 	kill -INT "$pid"
-	run wait "$pid"
-	(( status & 32 )) # cancelled (4 too, for the leaks found and not freed)
+	wait "$pid" || rc=$? # (not `run wait`: a subshell has no child to wait for)
+	(( rc & 32 )) # cancelled (4 too, for the leaks found and not freed)
 	# at 1 KiB/s the rest of the check would take minutes
 	[ $(($(date +%s) - start)) -lt 20 ]
 	grep -q "interrupted; the check did not finish" "$T/out"
