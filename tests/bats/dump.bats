@@ -261,15 +261,27 @@ assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups
 	assert_output --partial "superblock: checksum does not match"
 }
 
+# readers_refuse IMAGE SHOWN WHY: sufs-dump (exit 2), sufs-snap, sufs-replay
+# and sufs-debug refuse IMAGE, first saying "SHOWN: WHY" (as they show its
+# name: "cannot open SHOWN: WHY" for the last two).
+readers_refuse() {
+	local img=$1 name=$2 why=$3
+	run --separate-stderr "$DUMP" -h "$img"
+	assert_failure 2
+	assert_equal "${stderr%%$'\n'*}" "sufs-dump: $name: $why"
+	run --separate-stderr "$SNAP" list "$img"
+	assert_failure 1
+	assert_equal "${stderr%%$'\n'*}" "sufs-snap: $name: $why"
+	run --separate-stderr "$REPLAY" "$img" /dev/null
+	assert_failure 2
+	assert_equal "${stderr%%$'\n'*}" "sufs-replay: cannot open $name: $why"
+	run --separate-stderr "$DEBUG" -R stats "$img"
+	assert_failure 4
+	assert_equal "${stderr%%$'\n'*}" "sufs-debug: cannot open $name: $why"
+}
+
 @test "an empty image name is shown as '' by every program" {
-	run --separate-stderr "$DUMP" ""
-	assert_equal "$stderr" "sufs-dump: '': No such file or directory"
-	run --separate-stderr "$SNAP" list ""
-	assert_equal "$stderr" "sufs-snap: '': No such file or directory"
-	run --separate-stderr "$REPLAY" "" /dev/null
-	assert_equal "$stderr" "sufs-replay: cannot open '': No such file or directory"
-	run --separate-stderr "$DEBUG" -R ls ""
-	assert_equal "$stderr" "sufs-debug: cannot open '': No such file or directory"
+	readers_refuse "" "''" "No such file or directory"
 	run --separate-stderr "$FSCK" -n ""
 	assert_equal "$stderr" "fsck.sufs: '': No such file or directory (opening the image)"
 	run --separate-stderr "$MKFS" ""
@@ -278,16 +290,7 @@ assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups
 
 @test "a superblock field out of range is named by every program that opens the image" {
 	"$DEBUG" -w -R "ssv inode_size 300" "$IMG"
-	local m="corrupt metadata (superblock field inode_size)"
-	run --separate-stderr "$DUMP" -h "$IMG"
-	[ "$status" -eq 2 ]
-	assert_equal "$stderr" "sufs-dump: $IMG: $m"
-	run --separate-stderr "$SNAP" list "$IMG"
-	assert_equal "$stderr" "sufs-snap: $IMG: $m"
-	run --separate-stderr "$REPLAY" "$IMG" /dev/null
-	assert_equal "$stderr" "sufs-replay: cannot open $IMG: $m"
-	run --separate-stderr "$DEBUG" -R stats "$IMG"
-	[[ $stderr == "sufs-debug: cannot open $IMG: $m"$'\n'* ]]
+	readers_refuse "$IMG" "$IMG" "corrupt metadata (superblock field inode_size)"
 	run "$FSCK" -n "$IMG"
 	assert_output --partial "(inode_size)"
 }
