@@ -391,6 +391,9 @@ static void parse_args(int argc, char **argv, struct args *a)
 		usage_error("--quiet goes with --crash-check");
 	if (check_only && !a->crash_check)
 		usage_error("--subsets, --jobs, --crash-dir and --max-reports go with --crash-check");
+	if (a->broken_rule && !a->crash_check)
+		usage_error("--break-rule goes with --crash-check: on a plain run it would only "
+			    "write an image that a crash could corrupt");
 	if (a->throttle_kib && !a->bgfsck)
 		usage_error("--throttle goes with --bgfsck");
 	if (a->throttle_kib && a->crash_check)

@@ -220,6 +220,11 @@ crash_point() {
 		assert_failure 1
 		assert_equal "${stderr%%$'\n'*}" "sufs-replay: --subsets, --jobs, --crash-dir and --max-reports go with --crash-check"
 	done
+	cp "$IMG" "$T/before.img"
+	run --separate-stderr "$REPLAY" --break-rule 1 "$IMG" /dev/null
+	assert_failure 1
+	assert_equal "${stderr%%$'\n'*}" "sufs-replay: --break-rule goes with --crash-check: on a plain run it would only write an image that a crash could corrupt"
+	cmp "$IMG" "$T/before.img"
 	run "$REPLAY" --crash-after-write 1 --crash-after-epoch 1 "$IMG" -
 	assert_failure 1
 	run "$REPLAY" --crash-after-write many "$IMG" -
