@@ -715,6 +715,12 @@ EOF2
 
 # ---- the manual page ----------------------------------------------------------------
 
+@test "the examples of sufs(5) run in order from an empty directory and print what the page shows" {
+	run_examples sufs.5
+	run diff -u "$T/expected" "$T/actual"
+	assert_success
+}
+
 @test "the examples of sufs-dump(8) run in order from an empty directory and print what the page shows" {
 	require_root  # the page shows the files of its tree as user 0's
 	require_cmd jq
