@@ -300,13 +300,20 @@ int sufs_namei_parent(struct sufs_fs *fs, uint32_t cwd, const char *path, uint32
 	if (!path || !*path)
 		return -ENOENT;
 	end = path + strlen(path);
+	if (end - path >= SUFS_PATH_MAX)
+		return -ENAMETOOLONG; /* as sufs_namei() would say of it later */
 	while (end > path + 1 && end[-1] == '/')
 		end--;
 	for (slash = end; slash > path && slash[-1] != '/'; slash--)
 		;
 	start = slash;
-	if (start == end)
-		return -EINVAL; /* "/" has no parent entry */
+	if (start == end) {
+		/* "/" has no entry of its own: it is the root's "." */
+		*dir = SUFS_ROOT_INO;
+		*name = ".";
+		*len = 1;
+		return load_live(fs, SUFS_ROOT_INO, &(struct sufs_inode){ 0 });
+	}
 	if ((size_t)(end - start) > SUFS_NAME_MAX)
 		return -ENAMETOOLONG;
 	*name = start;
@@ -443,6 +450,12 @@ static int check_name(const char *name, size_t len)
 static int is_dot(const char *name, size_t len)
 {
 	return (len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.');
+}
+
+/* The root's ".": what sufs_namei_parent() makes of "/" */
+static int is_root_dot(uint32_t dir, const char *name, size_t len)
+{
+	return dir == SUFS_ROOT_INO && len == 1 && name[0] == '.';
 }
 
 /* Load a directory that a name goes into or out of. */
@@ -786,7 +799,8 @@ static int do_unlink(struct sufs_fs *fs, uint32_t dir, const char *name, size_t 
 	int err = check_name(name, len);
 
 	if (!err && is_dot(name, len))
-		err = rmdir ? (len == 1 ? -EINVAL : -ENOTEMPTY) : -EISDIR;
+		err = !rmdir ? -EISDIR : len == 2 ? -ENOTEMPTY
+			: is_root_dot(dir, name, len) ? -EBUSY : -EINVAL;
 	if (!err)
 		err = load_parent(fs, dir, &din);
 	if (!err)
@@ -874,6 +888,8 @@ static int do_rename(struct sufs_fs *fs, uint32_t sdir, const char *sname, size_
 	err = check_name(sname, slen);
 	if (!err)
 		err = check_name(dname, dlen);
+	if (!err && (is_root_dot(sdir, sname, slen) || is_root_dot(ddir, dname, dlen)))
+		err = -EBUSY; /* the root: "/" */
 	if (!err && (is_dot(sname, slen) || is_dot(dname, dlen)))
 		err = -EINVAL;
 	if (!err)

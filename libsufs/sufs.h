@@ -415,7 +415,9 @@ int sufs_lookup(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len, 
  */
 int sufs_namei(struct sufs_fs *fs, uint32_t cwd, const char *path, int follow, uint32_t *ino);
 /* Split a path into the directory that holds its last component (resolved)
- * and that component; *name points into path. */
+ * and that component; *name points into path.  A path of slashes only is
+ * the root's ".", so that the operations answer for "/" as for the root:
+ * EEXIST to make it, EISDIR to unlink it, EBUSY to remove or rename it. */
 int sufs_namei_parent(struct sufs_fs *fs, uint32_t cwd, const char *path,
 		      uint32_t *dir, const char **name, size_t *len);
 

@@ -583,6 +583,41 @@ mkdir /a   # after an operation
 	assert_line "$n255"
 }
 
+@test "ENAMETOOLONG: a path of 4096 bytes, also where it names what is made or removed" {
+	local p
+	# "/", then 2,046 "./", then "a/b": 4,096 bytes with the NUL that PATH_MAX counts
+	p=/$(printf './%.0s' {1..2046})a/b
+	[ ${#p} = 4096 ]
+	play "mkdir /a
+!ENAMETOOLONG mkdir $p
+!ENAMETOOLONG create $p
+!ENAMETOOLONG symlink x $p
+!ENAMETOOLONG mknod $p p
+!ENAMETOOLONG link /a $p
+mkdir /a/b
+!ENAMETOOLONG rmdir $p
+!ENAMETOOLONG unlink $p
+!ENAMETOOLONG rename $p /c
+!ENAMETOOLONG rename /a/b $p
+!ENAMETOOLONG chmod 0700 $p
+rmdir ${p:1}"
+	assert_success
+	dbg "ls /a"
+	assert_output $'.\n..'
+}
+
+@test "the root named as the last component: EEXIST to make it, EISDIR to unlink it, EBUSY to remove or move it" {
+	play $'create /f
+!EEXIST mkdir /\n!EEXIST create /\n!EEXIST symlink x //\n!EEXIST mknod / p\n!EEXIST link /f /
+!EISDIR unlink /\n!EBUSY rmdir /\n!EBUSY rmdir ///\n!EBUSY rename / /x\n!EBUSY rename /f /
+!EBUSY rmdir /.\nmkdir /d\n!EINVAL rmdir /d/.'
+	assert_success
+	dbg "ls /"
+	assert_output $'.\n..\nf\nd'
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
 @test "EMLINK: no link, subdirectory or moved-in directory past the link limit" {
 	# 65,000 names would take minutes: the counts are set to one short
 	play $'create /f\nmkdir /d\nmkdir /m'

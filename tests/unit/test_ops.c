@@ -588,7 +588,11 @@ static void namei_parent_splits_off_the_last_component(void **state)
 	assert_int_equal(dir, t.a);
 	assert_int_equal(sufs_namei_parent(fs, t.a, "/x", &dir, &name, &len), 0);
 	assert_int_equal(dir, SUFS_ROOT_INO);
-	assert_int_equal(sufs_namei_parent(fs, SUFS_ROOT_INO, "/", &dir, &name, &len), -EINVAL);
+	/* "/" is the root's "." (the operations then answer for the root) */
+	assert_int_equal(sufs_namei_parent(fs, t.a, "//", &dir, &name, &len), 0);
+	assert_int_equal(dir, SUFS_ROOT_INO);
+	assert_int_equal(len, 1);
+	assert_memory_equal(name, ".", 1);
 	assert_int_equal(sufs_namei_parent(fs, SUFS_ROOT_INO, "/nope/x", &dir, &name, &len),
 			 -ENOENT);
 }
@@ -1260,7 +1264,7 @@ static void rmdir_reports_enotempty_enotdir_einval_and_ebusy_for_the_root(void *
 	assert_int_equal(sufs_rmdir(fs, g, "x", 1), -ENOTDIR);
 	assert_int_equal(sufs_rmdir(fs, e, ".", 1), -EINVAL);
 	assert_int_equal(sufs_rmdir(fs, e, "..", 2), -ENOTEMPTY);
-	assert_int_equal(sufs_rmdir(fs, SUFS_ROOT_INO, ".", 1), -EINVAL);
+	assert_int_equal(sufs_rmdir(fs, SUFS_ROOT_INO, ".", 1), -EBUSY); /* "/": the root */
 	assert_int_equal(sufs_rmdir(fs, SUFS_ROOT_INO, "..", 2), -ENOTEMPTY);
 	assert_int_equal(sufs_rmdir(fs, SUFS_ROOT_INO, name, sizeof(name)), -ENAMETOOLONG);
 	assert_int_equal(lookup(fs, SUFS_ROOT_INO, "d"), d);
@@ -1270,8 +1274,8 @@ static void rmdir_reports_enotempty_enotdir_einval_and_ebusy_for_the_root(void *
 	assert_int_equal(stat_(fs, SUFS_ROOT_INO).links, 3);
 
 	/*
-	 * The root has no name of its own to remove ("/" has no parent
-	 * entry, its "." and ".." are refused above), so make a name for it
+	 * The root has no name of its own to remove ("/" is its ".",
+	 * refused above, as is its ".."), so make a name for it
 	 * by hand: an entry in e that names inode 2, as a damaged image could
 	 * hold.  rmdir through it is refused with EBUSY.
 	 */
@@ -1464,10 +1468,12 @@ static void rename_refuses_to_move_a_directory_into_itself_or_to_move_dot_names(
 	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "d", 1, d, "x", 1), -EINVAL);
 	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "d", 1, e, "x", 1), -EINVAL);
 	assert_int_equal(sufs_rename(fs, d, "e", 1, e, "x", 1), -EINVAL);
-	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, ".", 1, SUFS_ROOT_INO, "x", 1), -EINVAL);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, ".", 1, SUFS_ROOT_INO, "x", 1), -EBUSY);
+	assert_int_equal(sufs_rename(fs, d, ".", 1, SUFS_ROOT_INO, "x", 1), -EINVAL);
 	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "..", 2, SUFS_ROOT_INO, "x", 1), -EINVAL);
 	assert_int_equal(sufs_rename(fs, d, "..", 2, e, "x", 1), -EINVAL);
-	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "f", 1, SUFS_ROOT_INO, ".", 1), -EINVAL);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "f", 1, SUFS_ROOT_INO, ".", 1), -EBUSY);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "f", 1, d, ".", 1), -EINVAL);
 	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "f", 1, d, "..", 2), -EINVAL);
 	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "f", 1, d, "a/b", 3), -EINVAL);
 	/* nothing moved */
