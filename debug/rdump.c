@@ -162,6 +162,13 @@ int copy_contents(struct session *s, const char *cmd, const char *what, uint32_t
 
 	if (!buf)
 		return fail(cmd, what, "%s", sufs_strerror(-ENOMEM));
+	/* a read of nothing: the library refuses a size no file can have
+	 * before the host file is given it */
+	rc = sufs_read(s->fs, ino, 0, buf, 0, &i);
+	if (rc) {
+		free(buf);
+		return fail(cmd, what, "reading: %s", sufs_strerror(rc));
+	}
 	if (fstat(fd, &hst) == 0 && !S_ISREG(hst.st_mode)) {
 		rc = stream_contents(s, cmd, what, ino, size, fd, buf);
 		free(buf);

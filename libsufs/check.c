@@ -952,6 +952,14 @@ static int check_inode(struct chk *c, uint32_t ino, const uint8_t *raw)
 		}
 		/* a directory ends with its last block: pass 2 fills the holes
 		 * before it, and would fill a size's worth of them (as e2fsck) */
+		/* past the largest file: the end of its last block, as e2fsck */
+		x.num = in.size;
+		x.num2 = inode_max_blocks(fs) << fs->bshift;
+		if (S_ISREG(in.mode) && in.size > x.num2 &&
+		    fix_problem(c, SUFS_PR_FILE_SIZE_PAST_MAX, &x)) {
+			in.size = w.end * fs->bsize;
+			changed = 1;
+		}
 		x.num = in.size;
 		x.num2 = w.end ? w.end - 1 : 0;
 		if (S_ISDIR(in.mode) && in.size > (x.num2 + 1) * fs->bsize &&

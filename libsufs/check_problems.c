@@ -67,6 +67,9 @@ static const struct sufs_problem_def table[] = {
 	    "root inode %i is not a directory (mode 0%o)"),
 	ROW(SUFS_PR_DIR_SIZE_PAST_END, "dir_size_past_end", 1, 0, "Fix",
 	    "directory inode %i size %n reaches past its last block (#%m)"),
+	/* no block map reaches that far: the size is damage, not a hole */
+	ROW(SUFS_PR_FILE_SIZE_PAST_MAX, "file_size_past_max", 1, 0, "Fix",
+	    "inode %i size %n is past the largest file, %m bytes"),
 
 	ROW(SUFS_PR_DUP_BLOCK, "dup_block", 1, 0, "Clone",
 	    "inode %i block #%n (%b) is claimed by another inode too"),

@@ -159,6 +159,8 @@ int sufs_read(struct sufs_fs *fs, uint32_t ino, uint64_t off, void *buf, size_t 
 		return err;
 	if (!inode_has_blocks(&in))
 		return -EINVAL;
+	if (in.size > inode_max_blocks(fs) << fs->bshift)
+		return -SUFS_ECORRUPT; /* no block map reaches that far */
 	if (off >= in.size)
 		return 0;
 	if (len > in.size - off)

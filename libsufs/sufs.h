@@ -702,6 +702,7 @@ enum sufs_problem_code {
 	SUFS_PR_TOO_MANY_BLOCKS    = 0x010c,
 	SUFS_PR_ROOT_NOT_DIR       = 0x010d,
 	SUFS_PR_DIR_SIZE_PAST_END  = 0x010e,
+	SUFS_PR_FILE_SIZE_PAST_MAX = 0x010f,
 	/* pass 1b: blocks claimed twice */
 	SUFS_PR_DUP_BLOCK          = 0x0151,
 	SUFS_PR_DUP_CLEAR          = 0x0152,

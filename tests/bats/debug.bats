@@ -407,6 +407,16 @@ sufs-debug: zap_block 1: a hole in /d\x1by/h\x1bi: no block to zap'
 	assert_output ""
 }
 
+@test "cat, dump and rdump refuse a file whose size is past the largest file, at once" {
+	cp "$IMG" "$T/big.img"
+	"$DEBUG" -w -R "set_inode_field sparse size 18446744073709551615" "$T/big.img"
+	for c in "cat sparse" "dump sparse $T/out" "rdump sparse $T"; do
+		run --separate-stderr timeout 20 "$DEBUG" -R "$c" "$T/big.img"
+		assert_failure 1
+		[[ $stderr == "sufs-debug: ${c%% *} "*"corrupt metadata"* ]] || fail "$c: $stderr"
+	done
+}
+
 @test "dump copies a file and keeps its holes; -p keeps its metadata" {
 	debug "$IMG" "dump sparse $T/sparse.out"
 	assert_success

@@ -107,6 +107,10 @@ corpus() {
 	corpus f_dir_size
 }
 
+@test "f_file_size_max: a file whose size is past the largest file" {
+	corpus f_file_size_max
+}
+
 @test "f_dir_too_big: a directory larger than the file system" {
 	corpus f_dir_too_big
 }
