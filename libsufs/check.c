@@ -950,8 +950,6 @@ static int check_inode(struct chk *c, uint32_t ino, const uint8_t *raw)
 			in.blocks = w.count;
 			changed = 1;
 		}
-		/* a directory ends with its last block: pass 2 fills the holes
-		 * before it, and would fill a size's worth of them (as e2fsck) */
 		/* past the largest file: the end of its last block, as e2fsck */
 		x.num = in.size;
 		x.num2 = inode_max_blocks(fs) << fs->bshift;
@@ -960,6 +958,8 @@ static int check_inode(struct chk *c, uint32_t ino, const uint8_t *raw)
 			in.size = w.end * fs->bsize;
 			changed = 1;
 		}
+		/* a directory ends with its last block: pass 2 fills the holes
+		 * before it, and would fill a size's worth of them (as e2fsck) */
 		x.num = in.size;
 		x.num2 = w.end ? w.end - 1 : 0;
 		if (S_ISDIR(in.mode) && in.size > (x.num2 + 1) * fs->bsize &&

@@ -416,8 +416,9 @@ int sufs_lookup(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len, 
 int sufs_namei(struct sufs_fs *fs, uint32_t cwd, const char *path, int follow, uint32_t *ino);
 /* Split a path into the directory that holds its last component (resolved)
  * and that component; *name points into path.  A path of slashes only is
- * the root's ".", so that the operations answer for "/" as for the root:
- * EEXIST to make it, EISDIR to unlink it, EBUSY to remove or rename it. */
+ * the root and ".", so that the operations answer for "/" as for the
+ * root: EEXIST to make it, EISDIR to unlink it, EBUSY to remove or rename
+ * it.  A path of SUFS_PATH_MAX bytes or more: -ENAMETOOLONG. */
 int sufs_namei_parent(struct sufs_fs *fs, uint32_t cwd, const char *path,
 		      uint32_t *dir, const char **name, size_t *len);
 
