@@ -3,10 +3,11 @@
  *
  * The walk goes through directory file descriptors (openat, fstatat), so a
  * deep tree costs no path lookups and no PATH_MAX limit; the path string is
- * kept only for messages.  Each directory on the way down holds one open
- * descriptor, so the depth is bounded by the limit on open files (ulimit
- * -n, about 1,000 levels by default); past it the copy fails naming the
- * directory (EMFILE).  Three rules make the result reproducible:
+ * kept only for messages.  The walks keep the directories on the way down
+ * in arrays, not on the C stack, and each holds one open descriptor, so
+ * the depth is bounded by the limit on open files (ulimit -n, about 1,000
+ * levels by default); past it the copy fails naming the directory
+ * (EMFILE).  Three rules make the result reproducible:
  *
  *   1. Entries are copied in byte order of their names (strcmp), never in
  *      the order readdir returns them.  Inode and block allocation then
@@ -265,6 +266,14 @@ static int names_read(DIR *d, struct names *nl)
 		names_free(nl);
 		return rc;
 	}
+	/* no room kept past the names: a deep walk holds a list per level */
+	if (nl->len && nl->len < nl->cap) {
+		char *t = realloc(nl->text, nl->len);
+		if (t) {
+			nl->text = t;
+			nl->cap = nl->len;
+		}
+	}
 	/* The text no longer moves: turn offsets into pointers and sort. */
 	nl->v = malloc((nl->n ? nl->n : 1) * sizeof(*nl->v));
 	if (!nl->v)
@@ -310,18 +319,29 @@ static mode_t dtype_mode(unsigned char t)
  * take, deciding as copy_entry() does; without k->exact, from the entries'
  * types alone (no stat: every name a file of its own, every symlink a long
  * one, the image counted).  An error only makes the counts short: the copy
- * reports it. */
-static void count_dir(struct counting *k, int fd)
+ * reports it.  The walk keeps the open directories in an array, not on the
+ * C stack: a tree may be deeper than the stack allows. */
+static void count_tree(struct counting *k, int fd)
 {
-	DIR *d = fdopendir(fd);
+	DIR **open = NULL, *d;
+	size_t n = 0, cap = 0;
 	struct dirent *de;
 	struct stat st;
 
+	d = fdopendir(fd);
 	if (!d) {
 		close(fd);
 		return;
 	}
-	while ((de = readdir(d)) != NULL) {
+	for (;;) {
+		de = readdir(d);
+		if (!de) {
+			closedir(d);
+			if (!n)
+				break;
+			d = open[--n];
+			continue;
+		}
 		if (is_dot(de->d_name))
 			continue;
 		k->need->entries++;
@@ -340,10 +360,27 @@ static void count_dir(struct counting *k, int fd)
 		case S_IFDIR: {
 			int sub = open_source(dirfd(d), de->d_name,
 					      O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+			DIR *sd = sub >= 0 ? fdopendir(sub) : NULL;
+
 			k->need->inodes++;
 			k->need->min_blocks++; /* "." and ".." */
-			if (sub >= 0)
-				count_dir(k, sub);
+			if (sub >= 0 && !sd)
+				close(sub);
+			if (!sd)
+				continue;
+			if (n == cap) {
+				size_t c = cap ? 2 * cap : 64;
+				DIR **v = realloc(open, c * sizeof(*v));
+				if (!v) {
+					k->nomem = 1;
+					closedir(sd);
+					continue;
+				}
+				open = v;
+				cap = c;
+			}
+			open[n++] = d; /* back to it when the subdirectory is done */
+			d = sd;
 			continue;
 		}
 		case S_IFLNK:
@@ -363,7 +400,7 @@ static void count_dir(struct counting *k, int fd)
 		}
 		k->need->inodes++;
 	}
-	closedir(d);
+	free(open);
 }
 
 int populate_count(const char *srcdir, const struct populate_opts *opts, int exact,
@@ -374,7 +411,7 @@ int populate_count(const char *srcdir, const struct populate_opts *opts, int exa
 
 	memset(need, 0, sizeof(*need));
 	if (fd >= 0)
-		count_dir(&k, fd);
+		count_tree(&k, fd);
 	free(k.seen.tab);
 	return k.nomem ? -ENOMEM : 0;
 }
@@ -604,10 +641,55 @@ static int copy_special(struct pop *p, const char *name, const struct stat *st,
 	return set_times(p, *ino, st, 0);
 }
 
-static int copy_dir(struct pop *p, int fd, uint32_t dir);
+/* A directory being copied.  The walk keeps one per level, in an array
+ * (not on the C stack: a tree may be deeper than the stack allows), each
+ * with its open descriptor. */
+struct level {
+	int fd;                     /* -1: not a directory */
+	struct names nl;            /* its names, sorted */
+	size_t i;                   /* the next one to copy */
+	uint32_t dir;               /* its copy */
+	struct stat st;             /* its source's (the times go last) */
+	size_t path_old;            /* the path's length before its name */
+};
 
+/* Begin the source directory fd (consumed), copied into dir: its names,
+ * read through a second descriptor, whose stream (and buffer) goes once
+ * they are read.  0, or the error after a message. */
+static int level_start(struct pop *p, struct level *l, int fd, uint32_t dir)
+{
+	int rfd = dup(fd), rc;
+	DIR *d = rfd >= 0 ? fdopendir(rfd) : NULL;
+
+	l->i = 0;
+	l->dir = dir;
+	l->fd = -1;
+	if (!d) {
+		rc = fail_errno(p, "cannot read directory");
+		if (rfd >= 0)
+			close(rfd);
+		close(fd);
+		return rc;
+	}
+	rc = names_read(d, &l->nl);
+	closedir(d);
+	if (rc) {
+		close(fd);
+		return fail(p, "cannot read directory", rc);
+	}
+	l->fd = fd;
+	return 0;
+}
+
+static void level_end(struct level *l)
+{
+	names_free(&l->nl);
+	close(l->fd);
+}
+
+/* A subdirectory: made, and begun in *sub (its entries are the walk's). */
 static int copy_subdir(struct pop *p, int dfd, const char *name, const struct stat *st,
-		       uint32_t dir)
+		       uint32_t dir, struct level *sub)
 {
 	struct sufs_cred cred = { st->st_uid, st->st_gid };
 	uint32_t ino;
@@ -623,14 +705,14 @@ static int copy_subdir(struct pop *p, int dfd, const char *name, const struct st
 		return fail(p, "cannot create directory", rc);
 	}
 	p->stats->dirs++;
-	rc = copy_dir(p, fd, ino);
-	if (rc)
-		return rc;
-	/* Last: adding the entries changed the times. */
-	return set_times(p, ino, st, 0);
+	sub->st = *st;
+	return level_start(p, sub, fd, ino);
 }
 
-static int copy_entry(struct pop *p, int dfd, const char *name, uint32_t dir)
+/* One entry of a directory; a subdirectory is only begun, in *sub
+ * (sub->fd stays -1 for anything else). */
+static int copy_entry(struct pop *p, int dfd, const char *name, uint32_t dir,
+		      struct level *sub)
 {
 	struct stat st;
 	uint32_t ino = 0;
@@ -658,7 +740,7 @@ static int copy_entry(struct pop *p, int dfd, const char *name, uint32_t dir)
 		rc = copy_file(p, dfd, name, &st, dir, &ino);
 		break;
 	case S_IFDIR:
-		return copy_subdir(p, dfd, name, &st, dir);
+		return copy_subdir(p, dfd, name, &st, dir, sub);
 	case S_IFLNK:
 		rc = copy_symlink(p, dfd, name, &st, dir, &ino);
 		break;
@@ -687,35 +769,60 @@ static int copy_entry(struct pop *p, int dfd, const char *name, uint32_t dir)
 	return 0;
 }
 
-/* Copy the entries of the source directory fd (consumed) into dir. */
-static int copy_dir(struct pop *p, int fd, uint32_t dir)
+/* Copy the tree below the source directory fd (consumed) into the root. */
+static int copy_tree(struct pop *p, int fd)
 {
-	struct names nl;
-	DIR *d = fdopendir(fd);
-	size_t i, old;
+	struct level *v = malloc(64 * sizeof(*v)), *l, sub;
+	size_t n = 0, cap = 64, old;
 	int rc;
 
-	if (!d) {
-		rc = fail_errno(p, "cannot read directory");
+	if (!v) {
 		close(fd);
-		return rc;
+		return fail(p, "cannot copy", -ENOMEM);
 	}
-	rc = names_read(d, &nl);
-	if (rc) {
-		closedir(d);
-		return fail(p, "cannot read directory", rc);
-	}
-	for (i = 0; i < nl.n && rc == 0; i++) {
-		if (path_push(p, nl.v[i], &old)) {
+	rc = level_start(p, &v[0], fd, SUFS_ROOT_INO);
+	if (!rc)
+		n = 1;
+	while (n && !rc) {
+		l = &v[n - 1];
+		if (l->i == l->nl.n) {
+			/* done: a subdirectory's times last, for adding its
+			 * entries changed them (the root's are the caller's) */
+			level_end(l);
+			if (--n) {
+				rc = set_times(p, l->dir, &l->st, 0);
+				path_pop(p, l->path_old);
+				progress_update(&p->progress, ++p->entries);
+			}
+			continue;
+		}
+		if (path_push(p, l->nl.v[l->i], &old)) {
 			rc = fail(p, "cannot copy", -ENOMEM);
 			break;
 		}
-		rc = copy_entry(p, dirfd(d), nl.v[i], dir);
+		sub.fd = -1;
+		rc = copy_entry(p, l->fd, l->nl.v[l->i++], l->dir, &sub);
+		if (!rc && sub.fd >= 0) {
+			if (n == cap) {
+				struct level *nv = realloc(v, 2 * cap * sizeof(*v));
+				if (!nv) {
+					level_end(&sub);
+					rc = fail(p, "cannot copy", -ENOMEM);
+					break;
+				}
+				v = nv;
+				cap *= 2;
+			}
+			sub.path_old = old;
+			v[n++] = sub; /* its entries next, under its path */
+			continue;
+		}
 		path_pop(p, old);
 		progress_update(&p->progress, ++p->entries);
 	}
-	names_free(&nl);
-	closedir(d);
+	while (n)
+		level_end(&v[--n]);
+	free(v);
 	return rc;
 }
 
@@ -752,7 +859,7 @@ int populate(struct sufs_fs *fs, const char *srcdir, const struct populate_opts 
 	}
 	if (opts->progress)
 		progress_start(&p.progress, "Copying files", opts->entries);
-	rc = copy_dir(&p, fd, SUFS_ROOT_INO);
+	rc = copy_tree(&p, fd);
 	fd = -1;
 	progress_end(&p.progress);
 	if (rc)

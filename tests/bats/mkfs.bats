@@ -681,6 +681,34 @@ with open(sys.argv[1], "r+b") as f:
 	cmp <(dbg "$T/img" "cat /sub/deeper/random-link") "$T/src/sub/random"
 }
 
+@test "mkfs -d copies a tree deeper than its stack would allow a recursive walk" {
+	require_cmd python3
+	local depth=3000 nofile
+	nofile=$(ulimit -n)
+	[ "$nofile" = unlimited ] || [ "$nofile" -ge $((depth + 64)) ] || depth=$((nofile - 64))
+	python3 - "$T/deep" "$depth" <<'EOF2'
+import os, sys
+os.mkdir(sys.argv[1])
+fd = os.open(sys.argv[1], os.O_RDONLY)
+for i in range(int(sys.argv[2])):
+    os.mkdir("d", dir_fd=fd)
+    sub = os.open("d", os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    fd = sub
+open("f", "w", opener=lambda p, f: os.open(p, f, dir_fd=fd)).write("bottom\n")
+EOF2
+	# 128 KiB of stack: a recursive walk needs some hundred bytes a level
+	run bash -c 'ulimit -s 128 && exec "$1" -q -d "$2" "$3" 64M' _ "$MKFS" "$T/deep" "$T/img"
+	assert_success
+	run "$FSCK" -fn "$T/img"
+	assert_success
+	assert_output --partial "$((depth + 3))/"
+	# a path that deep is too long: one level at a time
+	{ for ((i = 0; i < depth; i++)); do echo "cd d"; done; echo "cat f"; } >"$T/walk"
+	run "$DEBUG" -f "$T/walk" "$T/img"
+	assert_output "bottom"
+}
+
 @test "mkfs -d makes hard links names of one inode" {
 	mksrc "$T/src"
 	"$MKFS" -q -d "$T/src" "$T/img" 16M
