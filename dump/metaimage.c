@@ -657,10 +657,12 @@ static int reader_get(struct reader *r, void *buf, size_t len)
 	return 0;
 }
 
-/* After the end record: the stream must end, and the file with it. */
+/* After the end record: the stream must end, and the file with it (a
+ * pipe's length is not known before: one more byte is asked for). */
 static int reader_end(struct reader *r)
 {
 	uint8_t extra;
+	ssize_t n;
 
 	r->z.next_out = &extra;
 	r->z.avail_out = 1;
@@ -672,7 +674,12 @@ static int reader_end(struct reader *r)
 		errmsg("%s: corrupt metadata image (data after the end record)", shown(r->name));
 		return -1;
 	}
-	if (r->z.avail_in || r->left) {
+	n = r->z.avail_in || r->left ? 1 : read_full(r->fd, &extra, 1);
+	if (n < 0) {
+		errmsg("%s: %s", shown(r->name), strerror((int)-n));
+		return -1;
+	}
+	if (n > 0) {
 		errmsg("%s: corrupt metadata image (bytes after the compressed data)",
 		       shown(r->name));
 		return -1;
@@ -732,9 +739,14 @@ static int restore_records(struct reader *r, const struct meta_header *h, int fd
 			progress_update(&p, stored - count);
 		}
 	}
-	if (stored != h->stored_blocks || records != h->records) {
+	if (stored != h->stored_blocks) {
 		errmsg("%s: corrupt metadata image (%llu of %llu blocks found)", shown(r->name),
 		       (unsigned long long)stored, (unsigned long long)h->stored_blocks);
+		goto out;
+	}
+	if (records != h->records) {
+		errmsg("%s: corrupt metadata image (%llu of %llu records found)", shown(r->name),
+		       (unsigned long long)records, (unsigned long long)h->records);
 		goto out;
 	}
 	rc = reader_end(r);

@@ -594,6 +594,7 @@ elif case == "order": payload, h["stored"], h["records"] = rec(5, 1) + rec(3, 1)
 elif case == "huge": payload = struct.pack("<QI", 10, 2**32 - 1) + end
 elif case == "more": payload = rec(1, 1) + rec(2, 1) + end
 elif case == "fewer": h["stored"], h["records"] = 2, 2
+elif case == "records": payload, h["stored"], h["records"] = rec(1, 2) + end, 2, 2
 elif case == "after": payload = rec(1, 1) + end + b"x"
 elif case == "noend": payload = rec(1, 1)
 elif case == "trailing": extra = b"garbage"
@@ -631,10 +632,28 @@ EOF2
 	huge corrupt metadata image (record for 4294967295 blocks at block 10 is out of order or out of range)
 	more corrupt metadata image (more data than the header says)
 	fewer corrupt metadata image (1 of 2 blocks found)
+	records corrupt metadata image (1 of 2 records found)
 	after corrupt metadata image (data after the end record)
 	noend corrupt metadata image (the data ends before its end record)
 	trailing corrupt metadata image (bytes after the compressed data)
 	EOF
+}
+
+@test "--restore from a pipe takes a whole metadata image and refuses bytes appended to it" {
+	"$DUMP" -m "$T/meta" "$IMG"
+	run "$DUMP" --restore /dev/stdin "$T/restored" <"$T/meta"
+	assert_success
+	"$FSCK" -fn "$T/restored"
+	rm "$T/restored"
+	# a pipe, so that no length is known before the end
+	run bash -c '{ cat "$1"; printf x; } | "$2" --restore /dev/stdin "$3"' _ "$T/meta" "$DUMP" "$T/restored"
+	[ "$status" -eq 2 ]
+	assert_output "sufs-dump: /dev/stdin: corrupt metadata image (bytes after the compressed data)"
+	[ ! -e "$T/restored" ]
+	run bash -c 'head -c -1 "$1" | "$2" --restore /dev/stdin "$3"' _ "$T/meta" "$DUMP" "$T/restored"
+	[ "$status" -eq 2 ]
+	assert_output --partial "truncated metadata image"
+	[ ! -e "$T/restored" ]
 }
 
 @test "names in messages are printed with their control bytes escaped" {
