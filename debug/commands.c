@@ -195,33 +195,21 @@ static int namei_nofail(struct sufs_fs *fs, uint32_t base, const char *path, int
 int resolve(struct session *s, const char *cmd, const char *path, int follow, uint32_t *ino)
 {
 	const struct sufs_super *sb = sufs_get_super(s->fs);
-	const char *close = path[0] == '<' ? strchr(path, '>') : NULL;
-	const char *p;
+	const char *rest;
 	uint32_t n;
 	int rc;
 
 	/* <INO> or <INO>/rest, when what is between the brackets is a number */
-	if (close && close > path + 1 && (close[1] == '\0' || close[1] == '/')) {
-		for (p = path + 1; p < close && isdigit((unsigned char)*p); p++)
-			;
-		if (p == close) {
-			char num[16];
-			size_t len = (size_t)(close - path - 1);
-			if (len >= sizeof(num))
-				return fail(cmd, path, "no such inode (the image has 1 to %u)",
-					    sb->inodes_count);
-			memcpy(num, path + 1, len);
-			num[len] = '\0';
-			if (parse_u32(num, &n) || n == 0 || n > sb->inodes_count)
-				return fail(cmd, path, "no such inode (the image has 1 to %u)",
-					    sb->inodes_count);
-			if (close[1] == '\0' || close[2] == '\0') {
-				*ino = n;
-				return 0;
-			}
-			rc = namei_nofail(s->fs, n, close + 2, follow, ino);
-			return rc ? fail(cmd, path, "%s", sufs_strerror(rc)) : 0;
+	if (script_inode_path(path, &n, &rest)) {
+		if (n == 0 || n > sb->inodes_count)
+			return fail(cmd, path, "no such inode (the image has 1 to %u)",
+				    sb->inodes_count);
+		if (!*rest) {
+			*ino = n;
+			return 0;
 		}
+		rc = namei_nofail(s->fs, n, rest, follow, ino);
+		return rc ? fail(cmd, path, "%s", sufs_strerror(rc)) : 0;
 	}
 	rc = namei_nofail(s->fs, s->cwd, path, follow, ino);
 	return rc ? fail(cmd, path, "%s", sufs_strerror(rc)) : 0;
@@ -743,6 +731,14 @@ static int cmd_cat(struct session *s, int argc, char **argv)
 	rc = sufs_stat(s->fs, ino, &st);
 	if (rc)
 		return fail(argv[0], argv[1], "%s", sufs_strerror(rc));
+	switch (st.mode & S_IFMT) {
+	case S_IFREG: case S_IFDIR: case S_IFLNK: case S_IFCHR: case S_IFBLK:
+	case S_IFIFO: case S_IFSOCK:
+		break;
+	default:
+		return fail(argv[0], argv[1], "no valid file type (mode 0%o): nothing to read",
+			    (unsigned)st.mode);
+	}
 	if (S_ISLNK(st.mode)) {
 		/* only reached as <INO>: print what the link holds */
 		rc = sufs_readlink(s->fs, ino, buf, sizeof(buf), &done);

@@ -197,7 +197,9 @@ static int find_field(const struct field *table, const char *text, struct field_
 				return -1;
 			idx = index[0] == 'I' ? SUFS_IND : index[0] == 'D' ? SUFS_DIND : SUFS_TIND;
 		} else if (parse_u32(index, &idx)) {
-			*why = "the index is not a number";
+			*why = *index && strspn(index, "0123456789") == strlen(index)
+				       ? "the index is out of range"
+				       : "the index is not a number";
 			return -1;
 		}
 	} else {

@@ -34,6 +34,7 @@ int cmd_script(struct session *s, int argc, char **argv)
 	fclose(f);
 	script_ctx_init(&ctx, s->fs, getuid(), getgid());
 	ctx.cwd = s->cwd;
+	ctx.inode_paths = 1;
 	rc = script_exec_line(s->fs, line, &ctx, err, sizeof(err));
 	free(line);
 	if (rc == SCRIPT_OK)

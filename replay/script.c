@@ -11,6 +11,7 @@
 #include "script.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -479,6 +480,79 @@ void script_pattern(uint64_t seed, uint64_t off, void *buf, size_t len)
  * said: 0 or a negative error code, from the path lookup or the operation.
  */
 
+int script_inode_path(const char *path, uint32_t *ino, const char **rest)
+{
+	const char *close = path[0] == '<' ? strchr(path, '>') : NULL, *p;
+	uint64_t n = 0;
+
+	if (!close || close == path + 1 || (close[1] != '\0' && close[1] != '/'))
+		return 0;
+	for (p = path + 1; p < close; p++) {
+		if (!isdigit((unsigned char)*p))
+			return 0;
+		n = n * 10 + (uint64_t)(*p - '0');
+		if (n > UINT32_MAX)
+			n = UINT32_MAX; /* no such inode, whatever the digits */
+	}
+	*ino = (uint32_t)n;
+	*rest = close[1] ? close + 2 : close + 1;
+	return 1;
+}
+
+/*
+ * Where path starts: *base and the path from there.  With ctx->inode_paths
+ * (sufs-debug), a path <INO> or <INO>/REST starts at inode INO, which must
+ * be in use (else ENOENT); any other path starts at the current directory
+ * (or the root, for one starting with /).
+ */
+static int start_of(struct run *r, const char *path, uint32_t *base, const char **rest)
+{
+	struct sufs_stat st;
+	uint32_t ino;
+
+	*base = r->ctx->cwd;
+	*rest = path;
+	if (!r->ctx->inode_paths || !script_inode_path(path, &ino, rest))
+		return 0;
+	if (ino == 0 || ino > sufs_get_super(r->fs)->inodes_count ||
+	    sufs_stat(r->fs, ino, &st) != 0 || st.mode == 0)
+		return -ENOENT;
+	*base = ino;
+	return 0;
+}
+
+/* sufs_namei() from where path starts; <INO> alone is that inode. */
+static int path_inode(struct run *r, const char *path, int follow, uint32_t *ino)
+{
+	const char *rest;
+	uint32_t base;
+	int rc = start_of(r, path, &base, &rest);
+
+	if (rc)
+		return rc;
+	if (rest != path && !*rest) {
+		*ino = base;
+		return 0;
+	}
+	return sufs_namei(r->fs, base, rest, follow, ino);
+}
+
+/* sufs_namei_parent() from where path starts.  <INO> alone names no
+ * entry of a directory: EINVAL (<INO>/NAME does). */
+static int path_parent(struct run *r, const char *path, uint32_t *dir, const char **name,
+		       size_t *len)
+{
+	const char *rest;
+	uint32_t base;
+	int rc = start_of(r, path, &base, &rest);
+
+	if (rc)
+		return rc;
+	if (rest != path && !*rest)
+		return -EINVAL;
+	return sufs_namei_parent(r->fs, base, rest, dir, name, len);
+}
+
 /*
  * A trailing slash says the last name is a directory (POSIX pathname
  * resolution): the parent lookups strip it, so the operations that name an
@@ -534,7 +608,7 @@ static int op_mkdir(struct run *r)
 
 	if (r->argc > 1 && arg_mode(r, r->argv[1], &mode))
 		return BAD_ARG;
-	rc = sufs_namei_parent(r->fs, r->ctx->cwd, r->argv[0], &dir, &name, &len);
+	rc = path_parent(r, r->argv[0], &dir, &name, &len);
 	if (!rc)
 		rc = sufs_mkdir(r->fs, dir, name, len, mode, &r->ctx->cred, &ino);
 	return rc;
@@ -549,7 +623,7 @@ static int op_create(struct run *r)
 
 	if (r->argc > 1 && arg_mode(r, r->argv[1], &mode))
 		return BAD_ARG;
-	rc = sufs_namei_parent(r->fs, r->ctx->cwd, r->argv[0], &dir, &name, &len);
+	rc = path_parent(r, r->argv[0], &dir, &name, &len);
 	/* as open(2) with O_CREAT: a file there is not a directory, and a
 	 * new name with a slash would have to be one */
 	if (!rc && slashed(r->argv[0])) {
@@ -590,7 +664,7 @@ static int op_mknod(struct run *r)
 		return BAD_ARG;
 	if (r->argc == (devnum ? 5 : 3) && arg_mode(r, r->argv[r->argc - 1], &mode))
 		return BAD_ARG;
-	rc = sufs_namei_parent(r->fs, r->ctx->cwd, r->argv[0], &dir, &name, &len);
+	rc = path_parent(r, r->argv[0], &dir, &name, &len);
 	if (!rc && slashed(r->argv[0]))
 		rc = no_new_slashed(r, dir, name, len);
 	if (!rc)
@@ -613,7 +687,7 @@ static int op_write(struct run *r)
 		return bad_arg(r, "seed", r->argv[3]);
 	if (len > UINT64_MAX - off)
 		return -EFBIG; /* past any file's end, as a write there would be */
-	rc = sufs_namei(r->fs, r->ctx->cwd, r->argv[0], 1, &ino);
+	rc = path_inode(r, r->argv[0], 1, &ino);
 	if (rc)
 		return rc;
 	piece = len < WRITE_PIECE ? (size_t)len : WRITE_PIECE;
@@ -639,7 +713,7 @@ static int op_truncate(struct run *r)
 
 	if (arg_size(r, "size", r->argv[1], &size))
 		return BAD_ARG;
-	rc = sufs_namei(r->fs, r->ctx->cwd, r->argv[0], 1, &ino);
+	rc = path_inode(r, r->argv[0], 1, &ino);
 	if (!rc)
 		rc = sufs_truncate(r->fs, ino, size);
 	return rc;
@@ -654,9 +728,9 @@ static int op_link(struct run *r)
 	size_t len;
 	int rc;
 
-	rc = sufs_namei(r->fs, r->ctx->cwd, r->argv[0], 0, &ino);
+	rc = path_inode(r, r->argv[0], 0, &ino);
 	if (!rc)
-		rc = sufs_namei_parent(r->fs, r->ctx->cwd, r->argv[1], &dir, &name, &len);
+		rc = path_parent(r, r->argv[1], &dir, &name, &len);
 	if (!rc && slashed(r->argv[1]))
 		rc = no_new_slashed(r, dir, name, len);
 	if (!rc)
@@ -671,7 +745,7 @@ static int op_unlink(struct run *r)
 	size_t len;
 	int rc;
 
-	rc = sufs_namei_parent(r->fs, r->ctx->cwd, r->argv[0], &dir, &name, &len);
+	rc = path_parent(r, r->argv[0], &dir, &name, &len);
 	if (!rc && slashed(r->argv[0]))
 		rc = must_be_dir(r, dir, name, len); /* a directory: unlink's EISDIR */
 	if (!rc)
@@ -686,7 +760,7 @@ static int op_rmdir(struct run *r)
 	size_t len;
 	int rc;
 
-	rc = sufs_namei_parent(r->fs, r->ctx->cwd, r->argv[0], &dir, &name, &len);
+	rc = path_parent(r, r->argv[0], &dir, &name, &len);
 	if (!rc)
 		rc = sufs_rmdir(r->fs, dir, name, len);
 	return rc;
@@ -699,9 +773,9 @@ static int op_rename(struct run *r)
 	size_t slen, dlen;
 	int rc;
 
-	rc = sufs_namei_parent(r->fs, r->ctx->cwd, r->argv[0], &sdir, &sname, &slen);
+	rc = path_parent(r, r->argv[0], &sdir, &sname, &slen);
 	if (!rc)
-		rc = sufs_namei_parent(r->fs, r->ctx->cwd, r->argv[1], &ddir, &dname, &dlen);
+		rc = path_parent(r, r->argv[1], &ddir, &dname, &dlen);
 	/* a slash on either name: what is moved must be a directory */
 	if (!rc && (slashed(r->argv[0]) || slashed(r->argv[1])))
 		rc = must_be_dir(r, sdir, sname, slen);
@@ -718,7 +792,7 @@ static int op_symlink(struct run *r)
 	size_t len;
 	int rc;
 
-	rc = sufs_namei_parent(r->fs, r->ctx->cwd, r->argv[1], &dir, &name, &len);
+	rc = path_parent(r, r->argv[1], &dir, &name, &len);
 	if (!rc && slashed(r->argv[1]))
 		rc = no_new_slashed(r, dir, name, len);
 	if (!rc)
@@ -731,7 +805,7 @@ static int op_symlink(struct run *r)
 static int setattr_path(struct run *r, const char *path, const struct sufs_setattr *sa)
 {
 	uint32_t ino;
-	int rc = sufs_namei(r->fs, r->ctx->cwd, path, 1, &ino);
+	int rc = path_inode(r, path, 1, &ino);
 
 	return rc ? rc : sufs_setattr(r->fs, ino, sa);
 }
@@ -785,7 +859,7 @@ static int op_utimes(struct run *r)
 static int op_fsync(struct run *r)
 {
 	uint32_t ino;
-	int rc = sufs_namei(r->fs, r->ctx->cwd, r->argv[0], 1, &ino);
+	int rc = path_inode(r, r->argv[0], 1, &ino);
 
 	return rc ? rc : sufs_fsync(r->fs, ino);
 }

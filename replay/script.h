@@ -33,6 +33,7 @@ enum script_result {
 /* State that lasts from one line to the next. */
 struct script_ctx {
 	uint32_t cwd;             /* where relative paths start (the root for replay) */
+	int inode_paths;          /* <INO> and <INO>/REST start at inode INO (sufs-debug) */
 	struct sufs_cred cred;    /* owner of new inodes */
 	/* set by every line that ran an operation: */
 	int ran;                  /* 1 if the line ran an operation, 0 if blank */
@@ -40,6 +41,13 @@ struct script_ctx {
 	int expected;             /* the error the line expected (positive), or 0 */
 	uint64_t operations;      /* operations run so far */
 };
+
+/*
+ * Is path <INO> or <INO>/REST (sufs-debug's inode paths)?  1 with *ino
+ * (UINT32_MAX for a number past it) and *rest (REST, or "" for <INO>
+ * alone), else 0.
+ */
+int script_inode_path(const char *path, uint32_t *ino, const char **rest);
 
 /* A context for running from the root directory of fs, new inodes owned
  * by uid:gid. */

@@ -167,3 +167,46 @@ EOF2
 	run "$DEBUG" -R "ls /a/b" "$IMG"
 	assert_line c
 }
+
+@test "<INO> paths: <INO> names an inode, <INO>/NAME an entry of that directory" {
+	w <<<$'mkdir /a\ncreate /a/f\ncreate /a/g'
+	local a f
+	a=$("$DEBUG" -R "stat /a" "$IMG" | sed -n 's/^Inode: *\([0-9]*\).*/\1/p')
+	f=$("$DEBUG" -R "stat /a/f" "$IMG" | sed -n 's/^Inode: *\([0-9]*\).*/\1/p')
+	[ -n "$a" ] && [ -n "$f" ]
+	run w <<EOF
+write <$f> 0 10 1
+chmod 600 <$f>
+truncate <$f> 5
+mkdir <$a>/b
+create <$a>/b/c
+link <$f> <$a>/b/hard
+rename <$a>/g <2>/moved
+unlink <$a>/b/hard
+EOF
+	assert_success
+	run "$DEBUG" -R "ls -l <$a>" "$IMG"
+	assert_line --regexp "^ +$f -rw------- +1 .* 5 .* f$"
+	assert_line --regexp " b$"
+	run "$DEBUG" -R "ls <$a>/b" "$IMG"
+	assert_output "$(printf '.\n..\nc')"
+	run "$DEBUG" -R "ls /" "$IMG"
+	assert_line moved
+	"$FSCK" -fn "$IMG"
+	# <INO> alone names no entry; a number past the inodes, or a free
+	# inode, names nothing
+	run --separate-stderr "$DEBUG" -w -R "unlink <$f>" "$IMG"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-debug: unlink \"<$f>\": Invalid argument (EINVAL)"
+	run --separate-stderr "$DEBUG" -w -R "write <1000> 0 1" "$IMG"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-debug: write \"<1000>\" 0 1: No such file or directory (ENOENT)"
+	run --separate-stderr "$DEBUG" -w -R "create <4294967296>/x" "$IMG"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-debug: create \"<4294967296>/x\": No such file or directory (ENOENT)"
+	# in sufs-replay a path is a path: <2> is a name
+	run "$REPLAY" "$IMG" - <<<'create <2>'
+	assert_success
+	run "$DEBUG" -R "ls ./<2>" "$IMG"
+	assert_output "./<2>"
+}
