@@ -254,6 +254,30 @@ const char *shown(const char *s)
 	return out;
 }
 
+/* The first bad group descriptor of a sound superblock sb: its number in
+ * *g and what sufs_group_check() said (with *why); 0 when all are good. */
+static int bad_group(struct sufs_dev *dev, const struct sufs_super *sb, uint32_t *bad,
+		     const char **why)
+{
+	struct sufs_group_layout l0;
+	struct sufs_group gd;
+	uint32_t bs = sb->block_size, per = bs / SUFS_GROUP_DESC_SIZE, g;
+	uint8_t *blk = malloc(bs);
+	int rc = 0;
+
+	if (!blk)
+		return 0;
+	sufs_group_layout(sb, 0, &l0);
+	for (g = 0; g < sb->groups_count && !rc; g++) {
+		if (g % per == 0 && sufs_dev_read(dev, (l0.gdt_start + g / per) * bs, blk, bs) != 0)
+			break;
+		rc = sufs_group_check(sb, g, blk + (g % per) * SUFS_GROUP_DESC_SIZE, &gd, why);
+		*bad = g;
+	}
+	free(blk);
+	return rc;
+}
+
 const char *open_error(const char *image, int rc)
 {
 	static char buf[160];
@@ -261,19 +285,25 @@ const char *open_error(const char *image, int rc)
 	struct sufs_super sb;
 	struct sufs_dev *dev;
 	const char *why = NULL;
+	uint32_t g;
 
-	if (rc != -SUFS_ECORRUPT || sufs_dev_open(image, 0, &dev))
+	if ((rc != -SUFS_ECORRUPT && rc != -SUFS_ECHECKSUM) || sufs_dev_open(image, 0, &dev))
 		return sufs_strerror(rc);
 	/* read again, as sufs_open_dev() did: only on the way to a message */
+	buf[0] = 0;
 	if (sufs_dev_read(dev, SUFS_SB_OFFSET, raw, sizeof(raw)) == 0) {
 		sufs_super_decode(raw, &sb);
-		sufs_super_check(&sb, 0, &why);
+		if (sb.checksum != sufs_super_csum(raw))
+			snprintf(buf, sizeof(buf), "%s (superblock)", sufs_strerror(-SUFS_ECHECKSUM));
+		else if (sufs_super_check(&sb, 0, &why) != 0 && why)
+			snprintf(buf, sizeof(buf), "%s (superblock field %s)",
+				 sufs_strerror(-SUFS_ECORRUPT), why);
+		else if ((rc = bad_group(dev, &sb, &g, &why)) != 0)
+			snprintf(buf, sizeof(buf), "%s (group %" PRIu32 " descriptor%s%s)",
+				 sufs_strerror(rc), g, why ? " field " : "", why ? why : "");
 	}
 	sufs_dev_close(dev);
-	if (!why)
-		return sufs_strerror(rc);
-	snprintf(buf, sizeof(buf), "%s (superblock field %s)", sufs_strerror(rc), why);
-	return buf;
+	return buf[0] ? buf : sufs_strerror(rc);
 }
 
 double now_seconds(void)

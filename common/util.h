@@ -87,9 +87,10 @@ size_t escape_name_into(const char *name, size_t len, char *out);
 const char *shown(const char *s);
 
 /* The message for sufs_open(image) failing with rc: sufs_strerror(rc), and
- * for a superblock refused as corrupt, the field sufs_super_check() names
- * ("corrupt metadata (superblock field inode_size)"), as fsck.sufs says it.
- * A static buffer, overwritten by the next call. */
+ * for a checksum or a field that fails, where: "checksum does not match
+ * (superblock)", "corrupt metadata (superblock field inode_size)", as
+ * fsck.sufs says it, or "corrupt metadata (group 0 descriptor field
+ * free_blocks)".  A static buffer, overwritten by the next call. */
 const char *open_error(const char *image, int rc);
 
 /*

@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include "commands.h"
+#include "script.h"
 #include "util.h"
 
 #include <errno.h>
@@ -153,18 +154,25 @@ static char *unescape_word(const char *w)
 	return out;
 }
 
-/* A name as it must be typed: print_name()'s escapes, and a backslash
- * before blanks and quotes. */
-static char *typeable(const char *name, size_t len)
+/* A name as it must be typed: print_name()'s escapes, a backslash before
+ * blanks and quotes, and before a # that would start a comment.  As the
+ * first component of a path (first), a name shaped <INO> would name an
+ * inode: ./ goes before it. */
+static char *typeable(const char *name, size_t len, int first)
 {
 	char *e = escape_name(name, len), *out, *o;
-	const char *p;
+	const char *p, *rest;
+	uint32_t ino;
 
 	if (!e)
 		return NULL;
-	out = o = malloc(2 * strlen(e) + 1);
+	out = o = malloc(2 * strlen(e) + 3);
+	if (out && first && script_inode_path(e, &ino, &rest)) {
+		*o++ = '.';
+		*o++ = '/';
+	}
 	for (p = e; out && *p; p++) {
-		if (*p == ' ' || *p == '\'' || *p == '"')
+		if (*p == ' ' || *p == '\'' || *p == '"' || (*p == '#' && p == e && first))
 			*o++ = '\\';
 		*o++ = *p;
 	}
@@ -197,7 +205,18 @@ static void match_paths(struct path_matches *m, const char *text)
 		goto out;
 	if (dlen) {
 		char *d = unescape_word(dir);
-		rc = d ? sufs_namei(s->fs, s->cwd, d, 1, &ino) : -ENOMEM;
+		const char *rest;
+		uint32_t from = s->cwd;
+
+		/* <INO>/..., as the commands take it */
+		if (!d)
+			rc = -ENOMEM;
+		else if (!script_inode_path(d, &from, &rest))
+			rc = sufs_namei(s->fs, s->cwd, d, 1, &ino);
+		else if (*rest)
+			rc = sufs_namei(s->fs, from, rest, 1, &ino);
+		else
+			ino = from;
 		free(d);
 	}
 	if (rc || read_entries(s, ino, &v, &n))
@@ -210,7 +229,7 @@ static void match_paths(struct path_matches *m, const char *text)
 		if (is_dot_name(v[i].name, v[i].len) || v[i].len < blen ||
 		    memcmp(v[i].name, base, blen) != 0)
 			continue;
-		t = typeable(v[i].name, v[i].len);
+		t = typeable(v[i].name, v[i].len, dlen == 0);
 		if (t && asprintf(&word, "%s%s%s", dir, t, isdir ? "/" : "") >= 0)
 			m->v[m->n++] = word;
 		free(t);
@@ -412,7 +431,9 @@ static void say_damage(const char *image, int rc)
 
 	if (rc != -SUFS_ECHECKSUM && rc != -SUFS_ECORRUPT)
 		return;
-	if (rc == -SUFS_ECHECKSUM && sufs_open(image, SUFS_OPEN_IGNORE_CSUM, &fs) == 0) {
+	/* the superblock passes its checks when this opens (a field of a
+	 * descriptor, not of the superblock, is then what was corrupt) */
+	if (sufs_open(image, SUFS_OPEN_IGNORE_CSUM, &fs) == 0) {
 		if (sufs_dev_read(sufs_get_dev(fs), SUFS_SB_OFFSET, raw, sizeof(raw)) == 0) {
 			sufs_super_decode(raw, &sb);
 			sb_bad = sb.checksum != sufs_super_csum(raw);
@@ -430,11 +451,11 @@ static void say_damage(const char *image, int rc)
 		errmsg("the superblock is damaged; fsck.sufs can rebuild it from a backup%s",
 		       groups ? "" : " if there is one");
 	if (bad == 1)
-		errmsg("the descriptor of group %u is damaged (a bad checksum or wrong "
-		       "locations); fsck.sufs -f can rebuild it", first);
+		errmsg("the descriptor of group %u is damaged (a bad checksum, wrong "
+		       "locations or counts); fsck.sufs -f can rebuild it", first);
 	else if (bad)
-		errmsg("%u group descriptors are damaged (bad checksums or wrong locations), "
-		       "the first of group %u; fsck.sufs -f can rebuild them", bad, first);
+		errmsg("%u group descriptors are damaged (bad checksums, wrong locations or "
+		       "counts), the first of group %u; fsck.sufs -f can rebuild them", bad, first);
 }
 
 int session_open(struct session *s)

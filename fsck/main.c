@@ -102,11 +102,12 @@ static void usage(FILE *f)
 		prog, prog);
 }
 
-/* Print a message with its first letter capitalised. */
+/* Print a message with its first letter capitalised.  The names in it are
+ * the image's bytes: what would not show is escaped, as names are. */
 static void put_message(FILE *f, const char *m)
 {
 	fputc(toupper((unsigned char)m[0]), f);
-	fputs(m + 1, f);
+	print_name(f, m + 1, strlen(m + 1));
 }
 
 static void progress_off(struct ui *u)
@@ -386,6 +387,12 @@ static void describe_error(struct ui *u, uint64_t sb_offset, int rc, const char 
 		snprintf(u->error, sizeof(u->error), "not a sufs file system: the image is "
 			 "%llu bytes, too small to hold a superblock at byte %llu",
 			 (unsigned long long)st.st_size, (unsigned long long)off);
+		return;
+	}
+	/* -s names a place: what is not there is said of it */
+	if (sb_offset && rc == -SUFS_EMAGIC) {
+		snprintf(u->error, sizeof(u->error), "no sufs superblock at byte %llu (-s): "
+			 "bad magic number", (unsigned long long)sb_offset);
 		return;
 	}
 	/* "(bad magic number)" once, not twice */

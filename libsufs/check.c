@@ -61,7 +61,24 @@ struct dirinfo {
 struct pctx {
 	uint32_t ino, ino2, dir;
 	uint64_t blk, blk2, num, num2;
-	const char *str;
+	const char *str, *str2;
+};
+
+/* Pass 2: the names met so far in the directory being checked, to find a
+ * name given twice.  An open-addressing table (a name's hash, and where in
+ * the arena the name is) over an arena that holds, for each name, the
+ * inode its entry names, its length and its bytes. */
+struct nameslot {
+	uint32_t hash;
+	uint32_t off;           /* arena offset + 1; 0 is empty */
+};
+
+struct nameset {
+	uint8_t *arena;
+	size_t used, cap;
+	struct nameslot *slots;
+	size_t nslots, n;
+	size_t suffix;          /* the next ~N to try for a renamed entry */
 };
 
 enum stop { GOING, HALTED, CANCELLED };
@@ -108,6 +125,9 @@ struct chk {
 	int dotdot_counted;
 	uint64_t cur_pblk;      /* pass 2: the directory block being checked */
 	uint8_t *cur_blk;
+	struct nameset names;   /* pass 2: the names in the current directory */
+	uint32_t snapdir;       /* pass 2: /.snap's inode (0: none met yet) */
+	uint32_t snap_named;    /* pass 2: bit i, slot i's file is named in /.snap */
 	unsigned polls;
 	struct held *held;
 	size_t nheld, capheld;
@@ -173,7 +193,9 @@ static void expand(char *out, size_t size, const char *t, const struct pctx *x)
 			break;
 		}
 		case 's':
-			for (s = x->str ? x->str : ""; *s && p < end; s++)
+		case 't':
+			s = *t == 's' ? x->str : x->str2;
+			for (s = s ? s : ""; *s && p < end; s++)
 				*p++ = *s;
 			break;
 		default:
@@ -1306,6 +1328,19 @@ static int is_name(const uint8_t *de, const char *name)
 	return de[DE_NAMELEN] == len && memcmp(de + DE_NAME, name, len) == 0;
 }
 
+/* '.' and '..' name directories: their file type says so. */
+static void dot_type(struct chk *c, struct dirinfo *d, uint8_t *de, const char *name,
+		     int *modified)
+{
+	struct pctx x = { .ino = get32(de + DE_INO), .dir = d->ino, .str = name,
+			  .num = de[DE_FTYPE], .num2 = SUFS_FT_DIR };
+
+	if (de[DE_FTYPE] != SUFS_FT_DIR && fix_problem(c, SUFS_PR_ENTRY_FTYPE, &x)) {
+		de[DE_FTYPE] = SUFS_FT_DIR;
+		*modified = 1;
+	}
+}
+
 /*
  * '.' and '..' head block 0.  When they do not, rebuild the head: '.'
  * (16 bytes) and '..' up to the first entry that starts at byte 32 or
@@ -1327,6 +1362,8 @@ static uint32_t check_dots(struct chk *c, struct dirinfo *d, uint8_t *blk, int *
 			put32(blk + DE_INO, d->ino);
 			*modified = 1;
 		}
+		dot_type(c, d, blk, ".", modified);
+		dot_type(c, d, blk + r0, "..", modified);
 		d->dotdot = get32(blk + r0 + DE_INO);
 		return r0 + get16(blk + r0 + DE_RECLEN);
 	}
@@ -1424,14 +1461,203 @@ static int second_name(struct chk *c, struct dirinfo *d, struct dirinfo *t, stru
 	return 0;
 }
 
-/* One entry other than '.' and '..'.  Returns 1 when it is to be cleared. */
+/* ---- pass 2: names given twice ------------------------------------------ */
+
+/* An entry of the arena: the inode (4 bytes, host order), the name's
+ * length (1 byte) and the name. */
+#define NS_HDR 5u
+
+static void names_reset(struct nameset *ns)
+{
+	if (ns->n)
+		memset(ns->slots, 0, ns->nslots * sizeof(*ns->slots));
+	ns->used = 0;
+	ns->n = 0;
+	ns->suffix = 0;
+}
+
+static void names_free(struct nameset *ns)
+{
+	free(ns->arena);
+	free(ns->slots);
+	memset(ns, 0, sizeof(*ns));
+}
+
+/* The slot that holds name, or the empty slot where it would go (the table
+ * is never full). */
+static struct nameslot *names_slot(const struct nameset *ns, const uint8_t *name,
+				   uint32_t len, uint32_t hash)
+{
+	size_t i = hash & (ns->nslots - 1);
+	struct nameslot *sl;
+	const uint8_t *e;
+
+	for (;; i = (i + 1) & (ns->nslots - 1)) {
+		sl = &ns->slots[i];
+		if (!sl->off)
+			return sl;
+		e = ns->arena + sl->off - 1;
+		if (sl->hash == hash && e[4] == len && memcmp(e + NS_HDR, name, len) == 0)
+			return sl;
+	}
+}
+
+static int names_has(const struct nameset *ns, const uint8_t *name, uint32_t len)
+{
+	return ns->n && names_slot(ns, name, len, name_hash(name, len))->off != 0;
+}
+
+/* Room for one more name of len bytes: 0 or -ENOMEM.  A larger table
+ * moves the slots. */
+static int names_room(struct nameset *ns, uint32_t len)
+{
+	size_t i, need = NS_HDR + len;
+
+	if (2 * (ns->n + 1) > ns->nslots) {
+		/* keep the table at most half full */
+		size_t cap = ns->nslots ? 2 * ns->nslots : 256, nold = ns->nslots;
+		struct nameslot *old = ns->slots, *slots = calloc(cap, sizeof(*slots));
+
+		if (!slots)
+			return -ENOMEM;
+		ns->slots = slots;
+		ns->nslots = cap;
+		for (i = 0; i < nold; i++) {
+			const uint8_t *e = ns->arena + (old[i].off ? old[i].off - 1 : 0);
+			if (old[i].off)
+				*names_slot(ns, e + NS_HDR, e[4], old[i].hash) = old[i];
+		}
+		free(old);
+	}
+	if (ns->used + need > ns->cap) {
+		size_t cap = ns->cap ? 2 * ns->cap : 4096;
+		uint8_t *a;
+
+		while (cap < ns->used + need)
+			cap *= 2;
+		if (cap > UINT32_MAX || !(a = realloc(ns->arena, cap)))
+			return -ENOMEM;
+		ns->arena = a;
+		ns->cap = cap;
+	}
+	return 0;
+}
+
+/* Look name up, with room to add it: *slot holds it (its off is not 0), or
+ * is where it goes (names_put()).  0 or -ENOMEM. */
+static int names_lookup(struct nameset *ns, const uint8_t *name, uint32_t len,
+			struct nameslot **slot)
+{
+	uint32_t hash = name_hash(name, len);
+	int err = names_room(ns, len);
+
+	if (err)
+		return err;
+	*slot = names_slot(ns, name, len, hash);
+	if (!(*slot)->off)
+		(*slot)->hash = hash;
+	return 0;
+}
+
+/* The inode the entry in slot names. */
+static uint32_t names_ino(const struct nameset *ns, const struct nameslot *slot)
+{
+	uint32_t ino;
+
+	memcpy(&ino, ns->arena + slot->off - 1, 4);
+	return ino;
+}
+
+/* Add name where names_lookup() found it missing. */
+static void names_put(struct nameset *ns, struct nameslot *slot, const uint8_t *name,
+		      uint32_t len, uint32_t ino)
+{
+	memcpy(ns->arena + ns->used, &ino, 4);
+	ns->arena[ns->used + 4] = (uint8_t)len;
+	memcpy(ns->arena + ns->used + NS_HDR, name, len);
+	slot->off = (uint32_t)ns->used + 1;
+	ns->used += NS_HDR + len;
+	ns->n++;
+}
+
+/*
+ * Entry de has a name an earlier entry of the directory has (naming inode
+ * first).  A second entry for the same inode goes: pass 4 counts one name
+ * fewer.  An entry for another inode is renamed, as e2fsck does: ~0, ~1,
+ * ... is added to its name, the first such number not taken (when the entry
+ * has no room for a longer name, the end of the name is replaced).
+ * Returns 1 when the entry is to be cleared, else 0 (renamed, or left as
+ * it is).
+ */
+static int dup_name(struct chk *c, uint8_t *de, uint32_t first, struct pctx *x,
+		    int *modified)
+{
+	struct nameset *ns = &c->names;
+	uint32_t len = de[DE_NAMELEN], reclen = get16(de + DE_RECLEN), keep, newlen = 0;
+	uint8_t cand[SUFS_NAME_MAX + 1];
+	char shown[SUFS_NAME_MAX + 1], suffix[24];
+	size_t k;
+	int n, found = 0;
+
+	x->ino2 = first;
+	if (first == x->ino)
+		return fix_problem(c, SUFS_PR_ENTRY_DUP, x);
+	/* of ns->n + 1 candidates one is free; the numbers go on from the last
+	 * rename's, so that a directory of one name many times is not
+	 * quadratic */
+	for (k = ns->suffix; k <= ns->suffix + ns->n && !found; k++) {
+		n = snprintf(suffix, sizeof(suffix), "~%zu", k);
+		if (len + (uint32_t)n <= SUFS_NAME_MAX && dirent_size(len + (uint32_t)n) <= reclen)
+			keep = len;
+		else if (len >= (uint32_t)n)
+			keep = len - (uint32_t)n;
+		else
+			break; /* no room for a longer name: the entry goes */
+		newlen = keep + (uint32_t)n;
+		memcpy(cand, de + DE_NAME, keep);
+		memcpy(cand + keep, suffix, (size_t)n);
+		found = !names_has(ns, cand, newlen);
+	}
+	if (!found)
+		return fix_problem(c, SUFS_PR_ENTRY_DUP, x);
+	ns->suffix = k;
+	memcpy(shown, cand, newlen);
+	shown[newlen] = 0;
+	x->str2 = shown;
+	if (!fix_problem(c, SUFS_PR_ENTRY_DUP_NAME, x))
+		return 0;
+	memcpy(de + DE_NAME, cand, newlen);
+	de[DE_NAMELEN] = (uint8_t)newlen;
+	*modified = 1;
+	return 0;
+}
+
+/* What check_snap_slots() needs to know of names: /.snap, and the files
+ * named there.  The root comes first in pass 2. */
+static void note_snap_name(struct chk *c, const struct dirinfo *d, uint32_t ino,
+			   const char *name)
+{
+	uint32_t i;
+
+	if (d->ino == SUFS_ROOT_INO && c->ftype[ino] == SUFS_FT_DIR && !strcmp(name, ".snap"))
+		c->snapdir = ino;
+	else if (c->snapdir && d->ino == c->snapdir)
+		for (i = 0; i < SUFS_SNAP_SLOTS; i++)
+			if (c->fs->sb.snap[i].ino == ino)
+				c->snap_named |= 1u << i;
+}
+
+/* One entry other than '.' and '..'.  Returns 1 when it is to be cleared,
+ * 0 when it stays, or -ENOMEM. */
 static int check_entry(struct chk *c, struct dirinfo *d, uint8_t *de, int *modified)
 {
 	uint32_t ino = get32(de + DE_INO), namelen = de[DE_NAMELEN], i;
 	char name[SUFS_NAME_MAX + 1];
 	struct pctx x = { .ino = ino, .dir = d->ino, .str = name };
 	struct dirinfo *t;
+	struct nameslot *slot;
 	unsigned want;
+	int rc;
 
 	memcpy(name, de + DE_NAME, namelen);
 	name[namelen] = 0;
@@ -1446,6 +1672,19 @@ static int check_entry(struct chk *c, struct dirinfo *d, uint8_t *de, int *modif
 		return fix_problem(c, SUFS_PR_ENTRY_ROOT, &x);
 	if (!c->ftype[ino])
 		return fix_problem(c, SUFS_PR_ENTRY_FREE_INO, &x);
+	rc = names_lookup(&c->names, de + DE_NAME, namelen, &slot);
+	if (!rc && slot->off) {
+		if (dup_name(c, de, names_ino(&c->names, slot), &x, modified))
+			return 1;
+		namelen = de[DE_NAMELEN]; /* renamed, or not (-n) */
+		memcpy(name, de + DE_NAME, namelen);
+		name[namelen] = 0;
+		rc = names_lookup(&c->names, de + DE_NAME, namelen, &slot);
+	}
+	if (rc)
+		return rc;
+	if (!slot->off)
+		names_put(&c->names, slot, de + DE_NAME, namelen, ino);
 	want = c->ftype[ino];
 	if (want == SUFS_FT_DIR) {
 		t = dir_find_info(c, ino);
@@ -1468,6 +1707,7 @@ static int check_entry(struct chk *c, struct dirinfo *d, uint8_t *de, int *modif
 	}
 	count_link(c, ino);
 	d->entries++;
+	note_snap_name(c, d, ino, name);
 	return 0;
 }
 
@@ -1519,9 +1759,12 @@ static int check_dir_block(struct chk *c, struct dirinfo *d, uint64_t lblk, uint
 		uint32_t reclen = get16(de + DE_RECLEN);
 		if (reclen < SUFS_DIRENT_HDR || reclen > end - off)
 			break; /* left malformed (answered no) */
-		if (get32(de + DE_INO) && check_entry(c, d, de, &modified) == 1) {
+		if (get32(de + DE_INO) && (rc = check_entry(c, d, de, &modified)) != 0) {
+			if (rc < 0)
+				break;
 			put32(de + DE_INO, 0);
 			modified = 1;
+			rc = 0;
 		}
 		off += reclen;
 	}
@@ -1533,7 +1776,7 @@ static int check_dir_block(struct chk *c, struct dirinfo *d, uint64_t lblk, uint
 		buf_update(fs, b, 0, bsize, UPD_DIRADD, NULL);
 	}
 	buf_put(fs, b);
-	return 0;
+	return rc;
 }
 
 /* A hole in a directory: a new empty block in its place. */
@@ -1582,6 +1825,7 @@ static int pass2(struct chk *c)
 		if (rc)
 			break;
 		n = in.size / fs->bsize + (in.size % fs->bsize != 0);
+		names_reset(&c->names);
 		for (lblk = 0; lblk < n && !rc && c->stop == GOING; lblk++) {
 			if (bmap_get(fs, &in, lblk, &pblk) != 0)
 				continue; /* a bad pointer pass 1 was told to keep */
@@ -2249,13 +2493,24 @@ static int pass5(struct chk *c)
 static void check_groups(struct chk *c)
 {
 	struct sufs_fs *fs = c->fs;
+	uint8_t raw[SUFS_GROUP_DESC_SIZE];
+	struct sufs_group gd;
+	const char *field;
+	char what[64];
 	struct pctx x;
 	uint32_t g;
 
 	for (g = 0; g < fs->sb.groups_count; g++) {
 		if (!fs->group_bad[g])
 			continue;
-		x = (struct pctx){ .num = g };
+		x = (struct pctx){ .num = g, .str = "its checksum does not match" };
+		if (fs->group_bad[g] == GROUP_BAD_FIELD) {
+			/* which field: the decoded copy, sealed, checked again */
+			sufs_group_encode(&fs->groups[g], g, raw);
+			sufs_group_check(&fs->sb, g, raw, &gd, &field);
+			snprintf(what, sizeof(what), "field %s", field ? field : "?");
+			x.str = what;
+		}
 		if (fix_problem(c, SUFS_PR_GROUP_DESC_BAD, &x))
 			fs->gdt_dirty[(uint64_t)g * SUFS_GROUP_DESC_SIZE / fs->bsize] = 1;
 	}
@@ -2286,11 +2541,41 @@ static void check_super_fields(struct chk *c, int backup)
 		sb->features_ro_compat = 0;
 }
 
-static void check_snap_slots(struct chk *c)
+/* Why the file slot i names is not a snapshot file; NULL when it is. */
+static const char *snap_slot_problem(struct chk *c, uint32_t i)
+{
+	uint32_t ino = c->fs->sb.snap[i].ino;
+	struct sufs_inode in;
+	const char *why;
+	int rc;
+
+	if (ino > c->ninodes || c->ftype[ino] != SUFS_FT_REG)
+		return "not a regular file in use";
+	rc = inode_load(c->fs, ino, &in);
+	if (rc && rc != -SUFS_ECHECKSUM) /* a checksum is pass 1's problem */
+		return "its inode cannot be read";
+	if ((why = snap_file_problem(c->fs, &in)) != NULL)
+		return why;
+	if (!(c->snap_named & 1u << i))
+		return "not named in /.snap";
+	return NULL;
+}
+
+/*
+ * After pass 4, when every inode's type and name are known: each slot
+ * names a snapshot file (regular, with the snapshot flag, as large as the
+ * file system, named in /.snap) that no other slot names, and which reads
+ * as this file system was (its superblock and descriptors, and a copy of
+ * every block bitmap).  A slot that does not is cleared: its file, if any,
+ * stays, a plain file (sufs-snap delete removes one in /.snap).
+ */
+static int check_snap_slots(struct chk *c)
 {
 	struct sufs_fs *fs = c->fs;
 	struct pctx x;
 	uint32_t i, j, ino;
+	unsigned code;
+	int rc;
 
 	for (i = 0; i < SUFS_SNAP_SLOTS; i++) {
 		ino = fs->sb.snap[i].ino;
@@ -2308,14 +2593,26 @@ static void check_snap_slots(struct chk *c)
 			}
 			continue;
 		}
-		if (ino <= c->ninodes && c->ftype[ino] == SUFS_FT_REG)
-			continue;
-		x = (struct pctx){ .num = i, .ino = ino };
-		if (fix_problem(c, SUFS_PR_SNAP_SLOT_BAD, &x)) {
+		x = (struct pctx){ .num = i, .ino = ino, .str = snap_slot_problem(c, i) };
+		if (x.str) {
+			code = SUFS_PR_SNAP_SLOT_BAD;
+		} else if (fs->sb.snap[i].flags & SUFS_SNAP_BROKEN) {
+			continue; /* no copies to read: it can only be deleted */
+		} else {
+			rc = snap_slot_readable(fs, i, &x.str2);
+			if (!rc)
+				continue;
+			if (rc == -ENOMEM)
+				return rc;
+			x.str = sufs_strerror(rc);
+			code = SUFS_PR_SNAP_UNREADABLE;
+		}
+		if (fix_problem(c, code, &x)) {
 			memset(&fs->sb.snap[i], 0, sizeof(fs->sb.snap[i]));
 			fs->sb_dirty = 1;
 		}
 	}
+	return 0;
 }
 
 /* ---- one run ------------------------------------------------------------- */
@@ -2352,6 +2649,7 @@ static void chk_free(struct chk *c)
 	free(c->scratch);
 	free(c->held);
 	free(c->snapclaims);
+	names_free(&c->names);
 	c->snapclaims = NULL;
 	c->nsnapclaims = c->capsnapclaims = 0;
 }
@@ -2364,6 +2662,8 @@ static int chk_alloc(struct chk *c)
 	c->ftype = calloc((size_t)c->ninodes + 1, 1);
 	c->links = calloc((size_t)c->ninodes + 1, sizeof(*c->links));
 	c->scratch = malloc(c->fs->bsize);
+	c->snapdir = 0;
+	c->snap_named = 0;
 	return c->found && c->ftype && c->links && c->scratch ? 0 : -ENOMEM;
 }
 
@@ -2392,7 +2692,7 @@ static int run_passes(struct chk *c, int backup)
 		begin_pass(c, 4, pass_names[4]);
 		rc = pass4(c);
 		if (!rc)
-			check_snap_slots(c);
+			rc = check_snap_slots(c);
 	}
 	if (!rc) {
 		begin_pass(c, 5, pass_names[5]);
@@ -2549,10 +2849,12 @@ int sufs_check_dev(struct sufs_dev *dev, const struct sufs_check_opts *o,
 	backup = rc;
 	r->sb_offset = off;
 	/* a file system marked clean is not checked, unless a group
-	 * descriptor is damaged: then nothing could open it (e2fsck, too,
-	 * checks the descriptors before it trusts the clean state) */
+	 * descriptor is damaged (then nothing could open it) or the summary
+	 * counts cannot be: e2fsck, too, checks these before it trusts the
+	 * clean state */
 	if (!backup && !(o->flags & SUFS_CHECK_FORCE) && (sb.state & SUFS_STATE_CLEAN) &&
-	    !(sb.flags & SUFS_FLAG_NEEDS_FSCK) && fs_scan_gdt(dev, &sb, NULL, NULL) == 0) {
+	    !(sb.flags & SUFS_FLAG_NEEDS_FSCK) && sufs_super_check_counts(&sb, NULL) == 0 &&
+	    fs_scan_gdt(dev, &sb, NULL, NULL) == 0) {
 		r->skipped = 1;
 		r->inodes_count = sb.inodes_count;
 		r->blocks_count = sb.blocks_count;

@@ -16,6 +16,7 @@
  *   %b  a block          %B  a block range (blk, or blk-blk2)
  *   %I  an inode range   %n  a number          %m  another number
  *   %o  the number in octal                    %s  a string
+ *   %t  another string
  */
 #include "config.h"
 #include "sufs.h"
@@ -27,15 +28,17 @@ static const struct sufs_problem_def table[] = {
 	ROW(SUFS_PR_SB_PRIMARY_BAD, "sb_primary_bad", 0, 0, "Rewrite the primary",
 	    "the primary superblock is damaged (%s); using the backup at byte %n"),
 	ROW(SUFS_PR_GROUP_DESC_BAD, "group_desc_bad", 0, 0, "Fix",
-	    "group %n descriptor has a bad checksum or wrong locations"),
+	    "group %n descriptor is damaged (%s)"),
 	ROW(SUFS_PR_SNAP_SLOT_BAD, "snap_slot_bad", 0, 0, "Clear",
-	    "snapshot slot %n names inode %i, which is not a regular file in use"),
+	    "snapshot slot %n names inode %i, which is not a snapshot file (%s)"),
 	ROW(SUFS_PR_SB_FIELD, "sb_field", 0, 0, "Fix",
 	    "superblock field %s is %n, should be %m"),
 	ROW(SUFS_PR_SB_CSUM, "sb_csum", 0, 0, "Fix",
 	    "the superblock checksum does not match, and there is no good backup"),
 	ROW(SUFS_PR_SNAP_SLOT_DUP, "snap_slot_dup", 0, 0, "Clear",
 	    "snapshot slots %n and %m both name inode %i"),
+	ROW(SUFS_PR_SNAP_UNREADABLE, "snap_unreadable", 0, 0, "Clear",
+	    "snapshot slot %n (inode %i) does not read as this file system was (%t: %s)"),
 
 	ROW(SUFS_PR_RESERVED_INODE, "reserved_inode", 1, 0, "Clear",
 	    "reserved inode %i is not zero"),
@@ -105,6 +108,12 @@ static const struct sufs_problem_def table[] = {
 	    "entry '%s' in directory inode %d has file type %n, should be %m"),
 	ROW(SUFS_PR_DIR_STALE_NAME, "dir_stale_name", 2, LEAK, "Clear",
 	    "entry '%s' in directory inode %d is a name of directory inode %i left by a rename"),
+	/* a crash never leaves two entries of one name: a rename over a name
+	 * changes the inode in the existing entry */
+	ROW(SUFS_PR_ENTRY_DUP, "entry_dup", 2, 0, "Clear",
+	    "entry '%s' in directory inode %d (inode %i) has the name of an earlier entry (inode %j)"),
+	ROW(SUFS_PR_ENTRY_DUP_NAME, "entry_dup_name", 2, 0, "Rename",
+	    "entry '%s' in directory inode %d (inode %i) has the name of an earlier entry (inode %j); new name '%t'"),
 
 	ROW(SUFS_PR_ROOT_MISSING, "root_missing", 3, 0, "Create",
 	    "the root directory is missing"),

@@ -44,14 +44,6 @@ struct dirhash {
 	uint32_t fit[FITS]; /* no block before fit[s] has room for an entry of 8 * s bytes */
 };
 
-static uint32_t name_hash(const char *name, size_t len)
-{
-	uint32_t h = 2166136261u;
-	while (len--)
-		h = (h ^ (uint8_t)*name++) * 16777619u;
-	return h;
-}
-
 static void dh_free(struct dirhash *h)
 {
 	if (!h)

@@ -205,6 +205,43 @@ int sufs_super_check(const struct sufs_super *sb, uint64_t device_bytes, const c
 	return 0;
 }
 
+int sufs_super_check_counts(const struct sufs_super *sb, const char **why)
+{
+	const char *dummy;
+
+	if (!why)
+		why = &dummy;
+	*why = sb->free_blocks > sb->blocks_count ? "free_blocks" :
+	       sb->free_inodes > sb->inodes_count ? "free_inodes" : NULL;
+	return *why ? -SUFS_ECORRUPT : 0;
+}
+
+int sufs_group_check(const struct sufs_super *sb, uint32_t group, const void *raw,
+		     struct sufs_group *gd, const char **why)
+{
+	struct sufs_group_layout l;
+	const char *dummy;
+
+	if (!why)
+		why = &dummy;
+	*why = NULL;
+	sufs_group_decode(raw, gd);
+	if (gd->checksum != sufs_group_csum(raw, group))
+		return -SUFS_ECHECKSUM;
+	sufs_group_layout(sb, group, &l);
+	if (gd->block_bitmap != l.block_bitmap)
+		*why = "block_bitmap";
+	else if (gd->inode_bitmap != l.inode_bitmap)
+		*why = "inode_bitmap";
+	else if (gd->inode_table != l.inode_table)
+		*why = "inode_table";
+	else if (gd->free_blocks > l.end - l.start)
+		*why = "free_blocks";
+	else if (gd->free_inodes > sb->inodes_per_group)
+		*why = "free_inodes";
+	return *why ? -SUFS_ECORRUPT : 0;
+}
+
 /* ---- group descriptors ----------------------------------------------------- */
 
 #define GD_FREE_BLOCKS  0

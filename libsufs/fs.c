@@ -118,11 +118,11 @@ void sufs_unlock(struct sufs_fs *fs)
 int fs_scan_gdt(struct sufs_dev *dev, const struct sufs_super *sb, struct sufs_group *groups,
 		uint8_t *bad)
 {
-	struct sufs_group_layout l0, l;
+	struct sufs_group_layout l0;
 	struct sufs_group one;
 	uint32_t bs = sb->block_size, per = bs / SUFS_GROUP_DESC_SIZE, i, g;
 	uint8_t *blk = malloc(bs);
-	int err = 0, nbad = 0;
+	int err = 0, nbad = 0, rc;
 
 	if (!blk)
 		return -ENOMEM;
@@ -133,16 +133,10 @@ int fs_scan_gdt(struct sufs_dev *dev, const struct sufs_super *sb, struct sufs_g
 			const uint8_t *raw = blk + (g - i * per) * SUFS_GROUP_DESC_SIZE;
 			struct sufs_group *gd = groups ? &groups[g] : &one;
 
-			sufs_group_decode(raw, gd);
-			sufs_group_layout(sb, g, &l);
-			if (gd->checksum != sufs_group_csum(raw, g) ||
-			    gd->block_bitmap != l.block_bitmap ||
-			    gd->inode_bitmap != l.inode_bitmap ||
-			    gd->inode_table != l.inode_table ||
-			    gd->free_blocks > l.end - l.start ||
-			    gd->free_inodes > sb->inodes_per_group) {
+			rc = sufs_group_check(sb, g, raw, gd, NULL);
+			if (rc) {
 				if (bad)
-					bad[g] = 1;
+					bad[g] = rc == -SUFS_ECHECKSUM ? GROUP_BAD_CSUM : GROUP_BAD_FIELD;
 				nbad++;
 			}
 		}
@@ -154,10 +148,17 @@ int fs_scan_gdt(struct sufs_dev *dev, const struct sufs_super *sb, struct sufs_g
 static int read_gdt(struct sufs_fs *fs)
 {
 	int n = fs_scan_gdt(fs->dev, &fs->sb, fs->groups, fs->group_bad);
+	uint32_t g;
 
 	if (n < 0)
 		return n;
-	return n && !(fs->flags & SUFS_OPEN_IGNORE_CSUM) ? -SUFS_ECHECKSUM : 0;
+	if (n == 0 || (fs->flags & SUFS_OPEN_IGNORE_CSUM))
+		return 0;
+	/* a field that cannot be is worse news than a checksum alone */
+	for (g = 0; g < fs->sb.groups_count; g++)
+		if (fs->group_bad[g] == GROUP_BAD_FIELD)
+			return -SUFS_ECORRUPT;
+	return -SUFS_ECHECKSUM;
 }
 
 int fs_write_gdt(struct sufs_fs *fs)

@@ -365,6 +365,17 @@ static int snap_read_lblk(struct sufs_fs *fs, const struct sufs_inode *in, uint6
 	return 0;
 }
 
+const char *snap_file_problem(const struct sufs_fs *fs, const struct sufs_inode *in)
+{
+	if (!S_ISREG(in->mode))
+		return "not a regular file";
+	if (!(in->flags & SUFS_IFLAG_SNAPSHOT))
+		return "no snapshot flag";
+	if (in->size != fs->sb.blocks_count << fs->bshift)
+		return "its size is not the file system's";
+	return NULL;
+}
+
 /* Is slot i a snapshot this library can use?  Its inode, decoded. */
 static int slot_inode(struct sufs_fs *fs, unsigned i, struct sufs_inode *in)
 {
@@ -380,10 +391,7 @@ static int slot_inode(struct sufs_fs *fs, unsigned i, struct sufs_inode *in)
 	err = inode_load(fs, ino, in);
 	if (err)
 		return err;
-	if (!S_ISREG(in->mode) || !(in->flags & SUFS_IFLAG_SNAPSHOT) ||
-	    in->size != fs->sb.blocks_count << fs->bshift)
-		return -SUFS_ECORRUPT;
-	return 0;
+	return snap_file_problem(fs, in) ? -SUFS_ECORRUPT : 0;
 }
 
 /* Build snapshot slot i's NEED bits: its copy of each block bitmap, less
@@ -1106,16 +1114,15 @@ static const struct sufs_dev_ops view_ops = {
 	view_read, view_write, view_barrier, NULL, view_close,
 };
 
-int sufs_snap_open_dev(struct sufs_fs *fs, const char *name, struct sufs_dev **out)
+/* The view of the snapshot in slot, as a device called "snapshot NAME". */
+static int view_open(struct sufs_fs *fs, unsigned slot, const char *name,
+		     struct sufs_dev **out)
 {
-	struct sufs_snap_info info;
 	struct sufs_dev *d;
 	struct view *v;
-	int err = sufs_snap_find(fs, name, &info);
+	int err;
 
-	if (err)
-		return err;
-	if (info.broken)
+	if (fs->sb.snap[slot].flags & SUFS_SNAP_BROKEN)
 		return -SUFS_ECORRUPT;
 	d = calloc(1, sizeof(*d));
 	v = calloc(1, sizeof(*v));
@@ -1128,10 +1135,10 @@ int sufs_snap_open_dev(struct sufs_fs *fs, const char *name, struct sufs_dev **o
 	}
 	sprintf(d->name, "snapshot %s", name);
 	v->fs = fs;
-	v->slot = info.slot;
-	v->ino = info.ino;
-	if (!active(fs, info.slot)) {
-		err = snap_build(fs, info.slot, &v->own);
+	v->slot = slot;
+	v->ino = fs->sb.snap[slot].ino;
+	if (!active(fs, slot)) {
+		err = snap_build(fs, slot, &v->own);
 		if (err) {
 			free(v->scratch);
 			free(v);
@@ -1145,6 +1152,47 @@ int sufs_snap_open_dev(struct sufs_fs *fs, const char *name, struct sufs_dev **o
 	d->priv = v;
 	*out = d;
 	return 0;
+}
+
+int sufs_snap_open_dev(struct sufs_fs *fs, const char *name, struct sufs_dev **out)
+{
+	struct sufs_snap_info info;
+	int err = sufs_snap_find(fs, name, &info);
+
+	return err ? err : view_open(fs, info.slot, name, out);
+}
+
+int snap_slot_readable(struct sufs_fs *fs, unsigned slot, const char **why)
+{
+	struct sufs_dev *view;
+	struct sufs_fs *sfs;
+	uint32_t g;
+	int err;
+
+	*why = "the copies of its bitmaps";
+	err = view_open(fs, slot, "in a slot", &view);
+	if (err)
+		return err;
+	*why = "its copy of the superblock";
+	err = sufs_open_dev(view, 0, 0, &sfs);
+	if (err) {
+		sufs_dev_close(view);
+		return err;
+	}
+	if (sfs->sb.block_size != fs->sb.block_size ||
+	    sfs->sb.blocks_count != fs->sb.blocks_count ||
+	    sfs->sb.blocks_per_group != fs->sb.blocks_per_group ||
+	    sfs->sb.inodes_per_group != fs->sb.inodes_per_group)
+		err = -SUFS_ECORRUPT; /* a snapshot is of this file system */
+	else
+		err = sufs_super_check_counts(&sfs->sb, NULL);
+	for (g = 0; !err && g < sfs->sb.groups_count; g++)
+		if (sfs->group_bad[g]) {
+			*why = "its copy of the group descriptors";
+			err = -SUFS_ECHECKSUM;
+		}
+	sufs_close(sfs);
+	return err;
 }
 
 int sufs_snap_block_used(struct sufs_dev *view, uint64_t blk, int *used)

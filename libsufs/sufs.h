@@ -208,6 +208,18 @@ void sufs_dirblock_seal(void *raw, uint32_t block_size, uint64_t blk);
  * *why (if not NULL) names the first bad field.
  */
 int sufs_super_check(const struct sufs_super *sb, uint64_t device_bytes, const char **why);
+/* The summary counts, which sufs_super_check() leaves to fsck.sufs (it
+ * recounts them): no more free blocks and inodes than there are.  0, or
+ * -SUFS_ECORRUPT with *why (if not NULL) naming the count. */
+int sufs_super_check_counts(const struct sufs_super *sb, const char **why);
+/*
+ * Decode group's descriptor (raw, as on disk) into *gd and check it against
+ * a sound superblock: its checksum, where its bitmaps and inode table are,
+ * and its counts.  Returns 0, -SUFS_ECHECKSUM, or -SUFS_ECORRUPT with *why
+ * (if not NULL) naming the first bad field.
+ */
+int sufs_group_check(const struct sufs_super *sb, uint32_t group, const void *raw,
+		     struct sufs_group *gd, const char **why);
 
 /* ------------------------------------------------------------------------ */
 /* Geometry                                                                  */
@@ -688,6 +700,7 @@ enum sufs_problem_code {
 	SUFS_PR_SB_FIELD           = 0x0004,
 	SUFS_PR_SB_CSUM            = 0x0005,
 	SUFS_PR_SNAP_SLOT_DUP      = 0x0006,
+	SUFS_PR_SNAP_UNREADABLE    = 0x0007,
 	/* pass 1: inodes and block maps */
 	SUFS_PR_RESERVED_INODE     = 0x0101,
 	SUFS_PR_INODE_ZERO_MODE    = 0x0102,
@@ -722,6 +735,8 @@ enum sufs_problem_code {
 	SUFS_PR_ENTRY_DIR_LINK     = 0x020c,
 	SUFS_PR_ENTRY_FTYPE        = 0x020d,
 	SUFS_PR_DIR_STALE_NAME     = 0x020e,
+	SUFS_PR_ENTRY_DUP          = 0x020f,
+	SUFS_PR_ENTRY_DUP_NAME     = 0x0210,
 	/* pass 3: connectivity */
 	SUFS_PR_ROOT_MISSING       = 0x0301,
 	SUFS_PR_DIR_UNREF_EMPTY    = 0x0302,

@@ -81,6 +81,18 @@ static inline int mem_is_zero(const void *p, size_t len)
 #define DE_NAME     8
 #define DIR_TAIL_MAGIC 0x4c494154u /* "TAIL" */
 
+/* A name's hash (FNV-1a): dirhash's index, and fsck's search for a name
+ * given twice in a directory. */
+static inline uint32_t name_hash(const void *name, size_t len)
+{
+	const uint8_t *p = name;
+	uint32_t h = 2166136261u;
+
+	while (len--)
+		h = (h ^ *p++) * 16777619u;
+	return h;
+}
+
 static inline uint32_t dirent_size(uint32_t namelen)
 {
 	return (SUFS_DIRENT_HDR + namelen + 7u) & ~7u;
@@ -258,7 +270,8 @@ struct sufs_fs {
 	struct sufs_super sb;
 	uint64_t sb_offset;             /* where our superblock copy came from */
 	struct sufs_group *groups;      /* decoded group descriptors */
-	uint8_t *group_bad;             /* checksum failed at open */
+	uint8_t *group_bad;             /* per group, the descriptor was bad at open:
+	                                   GROUP_BAD_CSUM or GROUP_BAD_FIELD */
 	uint8_t *gdt_dirty;             /* one flag per GDT block */
 	int sb_dirty;
 	unsigned flags;                 /* SUFS_OPEN_* */
@@ -349,6 +362,11 @@ int fs_lost_order(struct sufs_fs *fs);
 double now_seconds_mono(void);
 int fs_write_super(struct sufs_fs *fs, int all_copies);
 int fs_write_gdt(struct sufs_fs *fs);
+/* Read and check every group descriptor (sufs_group_check()) into groups
+ * (if not NULL), marking bad ones in bad (if not NULL) with one of: */
+#define GROUP_BAD_CSUM  1
+#define GROUP_BAD_FIELD 2
+/* Returns how many are bad, or an error. */
 int fs_scan_gdt(struct sufs_dev *dev, const struct sufs_super *sb, struct sufs_group *groups,
 		uint8_t *bad);
 void fs_now(struct sufs_fs *fs, int64_t *sec, uint32_t *nsec);
@@ -422,6 +440,12 @@ struct snap;
 int snap_load(struct sufs_fs *fs);
 void snap_unload(struct sufs_fs *fs);
 int snap_is_file(const struct sufs_fs *fs, uint32_t ino);
+/* Why inode in, named by a slot, is not a snapshot file (a regular file
+ * with the snapshot flag, as large as the file system); NULL when it is. */
+const char *snap_file_problem(const struct sufs_fs *fs, const struct sufs_inode *in);
+/* Does the snapshot in slot read as a file system, this one as it was?
+ * 0, or the error, and in *why what of it does not (fsck.sufs). */
+int snap_slot_readable(struct sufs_fs *fs, unsigned slot, const char **why);
 /* Is (dir, name) /.snap while it holds a snapshot?  Snapshots are found by
  * name there (sufs_snap_delete()): it keeps its name while it holds any. */
 int snap_dir_pinned(const struct sufs_fs *fs, uint32_t dir, const char *name, size_t len);

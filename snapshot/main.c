@@ -158,10 +158,20 @@ static int close_image(const char *image, struct sufs_fs *fs, int status)
 	return status;
 }
 
-/* The message and exit status for a failed call naming a snapshot. */
+/* Is rc what damaged metadata gives? */
+static int damage(int rc)
+{
+	return rc == -SUFS_ECORRUPT || rc == -SUFS_ECHECKSUM || rc == -SUFS_EMAGIC ||
+	       rc == -SUFS_EVERSION;
+}
+
+/* The message and exit status for a failed call naming a snapshot.  A
+ * damaged snapshot (its copies) can still be deleted; a damaged file
+ * system is fsck.sufs's to repair. */
 static int snap_error(const char *image, const char *name, const char *what, int rc)
 {
 	char esc[ESCAPED_MAX];
+	int view = !strcmp(what, "reading") || !strcmp(what, "opening the view of");
 
 	escape_name_into(name, strlen(name), esc);
 	if (rc == -SUFS_ENOTSNAP) {
@@ -169,7 +179,9 @@ static int snap_error(const char *image, const char *name, const char *what, int
 		return EXIT_NAME;
 	}
 	errmsg("%s: %s snapshot \"%s\": %s%s", shown(image), what, esc, sufs_strerror(rc),
-	       rc == -SUFS_ECORRUPT ? "; fsck.sufs -f repairs it" : "");
+	       !damage(rc) ? "" :
+	       view ? "; the snapshot is damaged: it can only be deleted" :
+		      "; fsck.sufs -f repairs it");
 	return EXIT_FAIL;
 }
 
@@ -344,6 +356,12 @@ static int cmd_info(const char *image, const char *name, const struct opts *o)
 	rc = sufs_open_dev(view, 0, 0, &vfs);
 	if (rc) {
 		sufs_dev_close(view);
+		return close_image(image, fs, snap_error(image, name, "opening the view of", rc));
+	}
+	/* what it shows are counts: ones that cannot be are damage */
+	rc = sufs_super_check_counts(sufs_get_super(vfs), NULL);
+	if (rc) {
+		sufs_close(vfs);
 		return close_image(image, fs, snap_error(image, name, "opening the view of", rc));
 	}
 	print_info(&s, sufs_get_super(vfs), o);

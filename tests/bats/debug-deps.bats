@@ -441,6 +441,23 @@ teardown() {
 	assert_output "$(printf 'ls /docs/hello.txt \ncat /nope\ncd docs/\nls /docs/hello.txt \nquit')"
 }
 
+@test "at the prompt: completion types names that start with # or look like <INO> so that they mean themselves" {
+	"$DEBUG" -w -f - "$IMG" <<<$'mkdir /d\ncreate "/d/#note"\ncreate "/d/<2>x"\ncreate "/<2>"'
+	start_prompt -w
+	tmux send-keys -t sd "cd /d" Enter "ls -l #" Tab
+	wait_for '^sufs-debug img:/d> ls -l \\#note ?$'
+	tmux send-keys -t sd Enter
+	wait_for ' #note$'
+	tmux send-keys -t sd "cd /" Enter "stat <" Tab
+	wait_for '^sufs-debug img:/> stat \./<2> ?$'
+	tmux send-keys -t sd C-u "ls <2>/d/<" Tab
+	wait_for '^sufs-debug img:/> ls <2>/d/<2>x ?$'
+	tmux send-keys -t sd Enter
+	wait_for '^<2>/d/<2>x$'
+	tmux send-keys -t sd "quit" Enter
+	wait_for '^EXITED 0$'
+}
+
 @test "at the prompt: history from an earlier session comes back, and long output goes through the pager" {
 	printf 'stat /\n' >"$T/history"
 	start_prompt

@@ -123,6 +123,15 @@ EOF
 	assert_output --partial "not a whole number"
 	run -1 "$DEBUG" -w -R "set_inode_field /f block[15] 1" "$IMG"
 	assert_output --partial "the index is out of range"
+	run -1 "$DEBUG" -w -R "set_inode_field /f block[99999999999] 1" "$IMG"
+	assert_output --partial "the index is out of range"
+	run -1 "$DEBUG" -w -R "set_inode_field /f block[x] 1" "$IMG"
+	assert_output --partial "the index is not a number"
+	# an inode of no file type: cat says so, not "Invalid argument"
+	"$DEBUG" -w -R "set_inode_field /f mode 0170644" "$IMG"
+	run -1 --separate-stderr "$DEBUG" -R "cat /f" "$IMG"
+	assert_equal "$stderr" "sufs-debug: cat /f: no valid file type (mode 0170644): nothing to read"
+	"$DEBUG" -w -R "set_inode_field <$(ino /f)> mode 0100644" "$IMG"
 	run -1 "$DEBUG" -w -R "set_inode_field /f block 1" "$IMG"
 	assert_output --partial "give an index"
 	run -1 "$DEBUG" -w -R "set_inode_field /f links[1] 1" "$IMG"
@@ -221,7 +230,7 @@ EOF
 @test "set_super_value sets a snapshot slot, which fsck clears" {
 	run "$DEBUG" -w -R "set_super_value snap[2].ino $(ino /d)" "$IMG"
 	assert_success
-	fsck_finds "Snapshot slot 2 names inode $(ino /d), which is not a regular file in use"
+	fsck_finds "Snapshot slot 2 names inode $(ino /d), which is not a snapshot file (not a regular file in use)"
 }
 
 @test "set_bg changes a group descriptor, shown by groups and found by fsck" {
@@ -241,7 +250,7 @@ EOF
 @test "set_bg checksum makes a descriptor bad" {
 	run "$DEBUG" -w -R "set_bg 0 checksum 0" "$IMG"
 	assert_success
-	fsck_finds "Group 0 descriptor has a bad checksum or wrong locations"
+	fsck_finds "Group 0 descriptor is damaged (its checksum does not match)"
 }
 
 @test "an image that will not open for a bad descriptor names the descriptor, not the superblock" {
@@ -249,8 +258,8 @@ EOF
 	run "$DEBUG" -w -R "set_bg 0 checksum 5" "$IMG"
 	assert_success
 	run -4 --separate-stderr "$DEBUG" -R super "$IMG"
-	[ "$stderr" = "sufs-debug: cannot open $IMG: checksum does not match
-sufs-debug: the descriptor of group 0 is damaged (a bad checksum or wrong locations); fsck.sufs -f can rebuild it" ]
+	[ "$stderr" = "sufs-debug: cannot open $IMG: checksum does not match (group 0 descriptor)
+sufs-debug: the descriptor of group 0 is damaged (a bad checksum, wrong locations or counts); fsck.sufs -f can rebuild it" ]
 	# the descriptor table's block zeroed: the locations are wrong too
 	run "$DEBUG" -w -R "zap_block 1" "$T/zapped"
 	assert_success
@@ -275,7 +284,7 @@ EOF
 	run "$DEBUG" -w -R "zap_block 2" "$IMG"
 	assert_success
 	run -4 "$DEBUG" -R super "$IMG"
-	assert_output --partial "4 group descriptors are damaged (bad checksums or wrong locations), the first of group 0; fsck.sufs -f can rebuild them"
+	assert_output --partial "4 group descriptors are damaged (bad checksums, wrong locations or counts), the first of group 0; fsck.sufs -f can rebuild them"
 	refute_output --partial "superblock"
 	run -1 "$FSCK" -fy "$IMG"
 	run "$DEBUG" -R groups "$IMG"

@@ -111,6 +111,30 @@ corpus() {
 	corpus f_file_size_max
 }
 
+@test "f_entry_dup_name: two entries of one name for two inodes, in different blocks" {
+	corpus f_entry_dup_name
+}
+
+@test "f_entry_dup: a second entry of one name for the same inode" {
+	corpus f_entry_dup
+}
+
+@test "f_dot_ftype: '.' and '..' with the file type of a file" {
+	corpus f_dot_ftype
+}
+
+@test "f_snap_slot_file: a snapshot slot names an ordinary file" {
+	corpus f_snap_slot_file
+}
+
+@test "f_snap_not_in_snapdir: a snapshot's file is not named in /.snap" {
+	corpus f_snap_not_in_snapdir
+}
+
+@test "f_snap_unreadable: a snapshot's copy of the superblock is damaged" {
+	corpus f_snap_unreadable
+}
+
 @test "f_dir_too_big: a directory larger than the file system" {
 	corpus f_dir_too_big
 }

@@ -164,6 +164,21 @@ first_has() {
 	[[ $first == *"$1"* ]] || { echo "missing: $1"; return 1; }
 }
 
+# ---- messages -------------------------------------------------------------
+
+@test "a name in a message is escaped where its bytes would not show; --json keeps them" {
+	mkimg "$IMG"
+	printf 'create "a\\x1b[2Jb\\\\c"\n' >"$T/s"
+	"$REPLAY" "$IMG" "$T/s"
+	"$DEBUG" -w -R 'set_dirent / "a\x1b[2Jb\\c" file_type 7' "$IMG"
+	run "$FSCK" -fn "$IMG"
+	assert_failure 4
+	assert_output --partial "Entry 'a\\x1b[2Jb\\\\c' in directory inode 2 has file type 7"
+	refute_output --partial $'\e'
+	run "$FSCK" -fn --json "$IMG"
+	assert_output --partial '"message": "entry '"'"'a\u001b[2Jb\\c'"'"' in directory'
+}
+
 # ---- clean images ---------------------------------------------------------
 
 @test "a fresh image is clean" {
@@ -203,7 +218,7 @@ first_has() {
 	before=$(sha "$IMG")
 	run "$FSCK" -n "$IMG"
 	assert_failure 4
-	assert_output --partial "Group 0 descriptor has a bad checksum"
+	assert_output --partial "Group 0 descriptor is damaged (its checksum does not match)"
 	[ "$(sha "$IMG")" = "$before" ]
 	run "$FSCK" -p "$IMG"
 	assert_failure 4
@@ -212,6 +227,40 @@ first_has() {
 	run "$FSCK" "$IMG"
 	assert_success
 	assert_output --partial "clean"
+}
+
+@test "a descriptor's impossible free count, with a good checksum, is named as such" {
+	mkimg "$IMG"
+	"$DEBUG" -w -R "set_bg 0 free_blocks 4294967295" "$IMG"
+	run --separate-stderr "$DEBUG" -R "ls /" "$IMG"
+	assert_failure 4
+	[[ $stderr == "sufs-debug: cannot open $IMG: corrupt metadata (group 0 descriptor field free_blocks)"* ]]
+	run --separate-stderr "$SNAP" list "$IMG"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-snap: $IMG: corrupt metadata (group 0 descriptor field free_blocks)"
+	run "$FSCK" -n "$IMG"
+	assert_failure 4
+	assert_output --partial "Group 0 descriptor is damaged (field free_blocks).  Fix? no"
+	run "$FSCK" -y "$IMG"
+	assert_failure 1
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+@test "a clean image whose summary counts are past the totals is checked without -f" {
+	mkimg "$IMG"
+	"$DEBUG" -w -R "ssv free_inodes 4294967295" "$IMG"
+	before=$(sha "$IMG")
+	run "$FSCK" -n "$IMG"
+	assert_failure 4
+	assert_output --partial "Superblock summary is wrong: free blocks 4027, free inodes 4294967295; should be 4027, 1022."
+	refute_output --partial "clean,"
+	[ "$(sha "$IMG")" = "$before" ]
+	run "$FSCK" -p "$IMG"
+	assert_failure 1
+	run "$FSCK" "$IMG"
+	assert_success
+	assert_output "$IMG: clean, 2/1024 files, 69/4096 blocks"
 }
 
 @test "an image marked as needing a check is checked without -f" {
@@ -484,6 +533,13 @@ import json, sys
 r = json.loads(sys.argv[1])
 assert r["error"] == "not a sufs file system: the image is 16777216 bytes, too small to hold a superblock at byte 16777216", r
 ' "$output"
+}
+
+@test "-s at a place that holds no superblock says so of that place" {
+	mkimg "$IMG"
+	run "$FSCK" -fn -s 1048576 "$IMG"
+	assert_failure 8
+	assert_output "fsck.sufs: $IMG: no sufs superblock at byte 1048576 (-s): bad magic number"
 }
 
 @test "an image that is not sufs exits 8" {
@@ -956,7 +1012,7 @@ ROW = re.compile(r"ROW\((\w+),\s*\"(\w+)\",\s*(\d+),\s*([\w |]+?),\s*(" + STR +
                  r"),\s*((?:" + STR + r"\s*)+)\)")
 # the placeholders of check_problems.c, as the page's legend names them
 ARG = {"i": "I", "j": "J", "d": "D", "b": "B", "B": "B", "I": "I",
-       "n": "N", "m": "M", "o": "N", "s": "S"}
+       "n": "N", "m": "M", "o": "N", "s": "S", "t": "T"}
 KNOWN = {"0", "LEAK", "SUFS_PR_LEAK", "SUFS_PR_PREEN_OK", "SUFS_PR_NO"}
 rows = ROW.findall(table)
 if len(rows) != table.count("ROW("):

@@ -459,6 +459,40 @@ usage_of() {
 	fsck_clean "$IMG"
 }
 
+@test "a damaged snapshot: info and export say so, fsck takes it out of its slot, delete removes it" {
+	mkimg "$IMG"
+	"$REPLAY" "$IMG" - <<<$'create /f\nwrite /f 0 64K 1'
+	"$SNAP" create "$IMG" s
+	"$REPLAY" "$IMG" - <<<'write /f 0 64K 2'
+	cp "$IMG" "$T/copy.img"
+	# the snapshot's copy of the superblock: a byte of its block count
+	"$DEBUG" -w -R "zap -f /.snap/s 0 1040 1 255" "$IMG"
+	local damaged="the snapshot is damaged: it can only be deleted"
+	snap info "$IMG" s
+	assert_failure 1
+	assert_equal "$stderr" "sufs-snap: $IMG: opening the view of snapshot \"s\": checksum does not match; $damaged"
+	snap export "$IMG" s "$T/then.img"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-snap: $IMG: opening the view of snapshot \"s\": checksum does not match; $damaged"
+	[ ! -e "$T/then.img" ]
+	run "$FSCK" -fn "$IMG"
+	assert_failure 4
+	assert_line --regexp "^Snapshot slot 0 \(inode [0-9]+\) does not read as this file system was \(its copy of the superblock: checksum does not match\)\.  Clear\? no$"
+	run "$FSCK" -fy "$IMG"
+	assert_failure 1
+	fsck_clean "$IMG"
+	snap list "$IMG"
+	assert_output ""
+	snap delete "$IMG" s
+	assert_success
+	fsck_clean "$IMG"
+	# delete needs no check first
+	"$DEBUG" -w -R "zap -f /.snap/s 0 1040 1 255" "$T/copy.img"
+	snap delete "$T/copy.img" s
+	assert_success
+	fsck_clean "$T/copy.img"
+}
+
 @test "info, delete and export of a snapshot that is not there say so" {
 	mkimg "$IMG"
 	"$SNAP" create "$IMG" here
