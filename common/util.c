@@ -254,8 +254,9 @@ const char *shown(const char *s)
 	return out;
 }
 
-/* The first bad group descriptor of a sound superblock sb: its number in
- * *g and what sufs_group_check() said (with *why); 0 when all are good. */
+/* The first bad group descriptor of a sound superblock sb: what
+ * sufs_group_check() said of it (and *why), its number in *bad; 0 when
+ * every one is good (or the table cannot be read). */
 static int bad_group(struct sufs_dev *dev, const struct sufs_super *sb, uint32_t *bad,
 		     const char **why)
 {
