@@ -1175,6 +1175,17 @@ int snap_slot_readable(struct sufs_fs *fs, unsigned slot, const char **why)
 		return err;
 	*why = "its copy of the superblock";
 	err = sufs_open_dev(view, 0, 0, &sfs);
+	if (err == -SUFS_ECHECKSUM || err == -SUFS_ECORRUPT) {
+		/* the open checks the descriptors too: when the superblock
+		 * opens with checksums aside, a bad descriptor is to blame */
+		if (sufs_open_dev(view, SUFS_OPEN_IGNORE_CSUM, 0, &sfs) == 0) {
+			for (g = 0; g < sfs->sb.groups_count; g++)
+				if (sfs->group_bad[g])
+					*why = "its copy of the group descriptors";
+			sufs_close(sfs); /* and the view */
+			return err;
+		}
+	}
 	if (err) {
 		sufs_dev_close(view);
 		return err;
@@ -1186,11 +1197,6 @@ int snap_slot_readable(struct sufs_fs *fs, unsigned slot, const char **why)
 		err = -SUFS_ECORRUPT; /* a snapshot is of this file system */
 	else
 		err = sufs_super_check_counts(&sfs->sb, NULL);
-	for (g = 0; !err && g < sfs->sb.groups_count; g++)
-		if (sfs->group_bad[g]) {
-			*why = "its copy of the group descriptors";
-			err = -SUFS_ECHECKSUM;
-		}
 	sufs_close(sfs);
 	return err;
 }

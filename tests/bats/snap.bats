@@ -486,6 +486,12 @@ usage_of() {
 	snap delete "$IMG" s
 	assert_success
 	fsck_clean "$IMG"
+	# a damaged copy of the descriptors (block 1) is named as such
+	cp "$T/copy.img" "$T/gd.img"
+	"$DEBUG" -w -R "zap -f /.snap/s 1 8 1 255" "$T/gd.img"
+	run "$FSCK" -fn "$T/gd.img"
+	assert_failure 4
+	assert_line --regexp "^Snapshot slot 0 \(inode [0-9]+\) does not read as this file system was \(its copy of the group descriptors: checksum does not match\)\.  Clear\? no$"
 	# delete needs no check first
 	"$DEBUG" -w -R "zap -f /.snap/s 0 1040 1 255" "$T/copy.img"
 	snap delete "$T/copy.img" s
