@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,7 +171,7 @@ static void usage(FILE *f)
 		"      --crash-state E:SUBSET   check that one state (as a violation names it)\n"
 		"      --subsets N              random subsets of each epoch of more than 10\n"
 		"                               writes (default 8)\n"
-		"      --jobs N                 check in N processes (default: the CPUs)\n"
+		"      --jobs N                 check in N processes (default: the usable CPUs)\n"
 		"      --crash-dir DIR          save the images of violations there (default .)\n"
 		"      --max-reports N          report and save at most N violations (default 3)\n"
 		"      --break-rule N           break ordering rule 1 to 4 (to test the test)\n"
@@ -222,6 +223,17 @@ static void parse_source_date_epoch(struct args *a)
 	a->fixed_time = rc;
 }
 
+/* The CPUs this process may run on (as nproc(1) counts them: taskset and
+ * cpusets narrow it), or those online if the kernel will not say. */
+static long usable_cpus(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+	return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 static void parse_args(int argc, char **argv, struct args *a)
 {
 	enum {
@@ -256,7 +268,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct crash_opts *k = &a->crash;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long cpus = usable_cpus();
 	int c, have_seed = 0, have_mode = 0, check_only = 0, quiet = 0, stats = 0;
 	uint64_t v;
 
