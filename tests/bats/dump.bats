@@ -242,6 +242,76 @@ assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups
 	assert_line 'Filesystem volume name:   a"b\\c\td\x01\xffé'
 }
 
+@test "a label in 3- and 4-byte UTF-8 is shown as it is, and broken sequences byte by byte" {
+	# valid: U+20AC, U+1F600; broken: an overlong '/', a surrogate, a code
+	# point above U+10FFFF, a bad continuation byte; valid but a C1
+	# control: U+0085; cut short by the end of the label: U+1F600's first 3
+	mkimg "$T/label" 16M -L "$(printf '\xe2\x82\xac\xf0\x9f\x98\x80\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80\xe2A\xc2\x85\xf0\x9f\x98')"
+	run "$DUMP" -h "$T/label"
+	assert_success
+	assert_line 'Filesystem volume name:   €😀\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80\xe2A\xc2\x85\xf0\x9f\x98'
+	run "$DUMP" --json -h "$T/label"
+	assert_success
+	run python3 -c 'import json, sys; print(ascii(json.load(sys.stdin)["superblock"]["label"]))' <<<"$output"
+	assert_output "'\\u20ac\\U0001f600\\xc0\\xaf\\xed\\xa0\\x80\\xf4\\x90\\x80\\x80\\xe2A\\x85\\xf0\\x9f\\x98'"
+}
+
+@test "superblock and group flags, snapshots and a group with nothing free show in text and JSON" {
+	"$SNAP" create "$IMG" first
+	"$DEBUG" -w -R "ssv flags 0x80000001" "$IMG"
+	"$DEBUG" -w -R "set_bg 0 flags 5" "$IMG"
+	run "$DUMP" "$IMG"
+	assert_success
+	assert_line "Filesystem flags:         needs_fsck 0x80000000"
+	assert_line --regexp '^Snapshot 0: +inode ([0-9]+), flags 0x0, taken [0-9-]{10} [0-9:]{8} [-+][0-9]{4}$'
+	ino=$(echo "$output" | sed -n 's/^Snapshot 0: *inode \([0-9]*\),.*/\1/p')
+	assert_line --regexp '^  [0-9]+ free blocks, [0-9]+ free inodes, [0-9]+ directories, flags 0x5$'
+	run "$DUMP" --json "$IMG"
+	assert_success
+	run python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+s = d["superblock"]
+print(s["flags"], s["flag_names"], [(x["slot"], x["ino"], x["flags"]) for x in s["snapshots"]],
+      d["groups"][0]["flags"])' <<<"$output"
+	assert_output "2147483649 ['needs_fsck'] [(0, $ino, 0)] 5"
+	# every inode marked in use: no free run to show
+	"$DEBUG" -w -R "set_bmap -i 1 1024" "$IMG" 2>/dev/null
+	run "$DUMP" "$IMG"
+	assert_line "  Free inodes: (none)"
+	run "$DUMP" --json "$IMG"
+	[ "$(echo "$output" | jget '["groups"][0]["free_inodes_list"]')" = "[]" ]
+}
+
+@test "a time the C library cannot show as a date is shown in seconds" {
+	printf '%s\n' "sif 2 mtime 9223372036854775807" "sif 2 mtime_ns 5" \
+		"ssv mount_time 9223372036854775807" >"$T/cmds"
+	"$DEBUG" -w -f "$T/cmds" "$IMG"
+	run "$DUMP" -i 2 "$IMG"
+	assert_success
+	assert_line "mtime:  9223372036854775807.000000005"
+	run "$DUMP" -h "$IMG"
+	assert_success
+	assert_line "Last mount time:          9223372036854775807"
+	run "$DUMP" --json -i 2 "$IMG"
+	[ "$(echo "$output" | jget '["inode"]["mtime"]')" = 9223372036854775807 ]
+}
+
+@test "-i shows a block pointer out of range as such, and wraps a long list of runs" {
+	ino=$(ino_of "$IMG" /big)
+	"$DEBUG" -w -R "sif $ino block[3] 99999" "$IMG"
+	"$DEBUG" -w -R "sif $ino block[12] 99998" "$IMG"
+	run "$DUMP" -i /big "$IMG"
+	assert_success
+	assert_line --regexp '^Mapped blocks: \(0-2\):[0-9]+-[0-9]+, \(3\):99999 \(out of range\), \(4-11\):[0-9]+-[0-9]+,$'
+	assert_line " (IND):99998 (out of range)"
+	run "$DUMP" --json -i /big "$IMG"
+	run python3 -c '
+import json, sys
+print([(m["level"], m["lblk"], m["pblk"]) for m in json.load(sys.stdin)["inode"]["mapped"] if m.get("bad")])' <<<"$output"
+	assert_output "[(0, 3, 99999), (1, 12, 99998)]"
+}
+
 @test "a damaged superblock checksum is reported and the exit status is 4" {
 	poke "$IMG" $((1024 + 128))
 	run --separate-stderr "$DUMP" -h "$IMG"
