@@ -428,6 +428,40 @@ readers_refuse() {
 	[[ $stderr == *"backup superblock of group 1 (block 512): checksum does not match"* ]]
 }
 
+@test "a directory block whose tail is damaged but whose checksum matches is reported as such" {
+	blk=$("$DUMP" --json -i /dir "$IMG" | jget '["inode"]["block"][0]')
+	ino=$(ino_of "$IMG" /dir)
+	poke "$IMG" $((blk * 4096 + 4096 - 8))
+	run --separate-stderr "$DUMP" "$IMG"
+	[ "$status" -eq 4 ]
+	assert_equal "$stderr" "sufs-dump: $IMG: directory inode $ino, block $blk (logical 0): checksum tail is damaged"
+	run --separate-stderr "$DUMP" --json -i /dir "$IMG"
+	[ "$status" -eq 4 ]
+	run python3 -c '
+import json, sys
+p = json.load(sys.stdin)["checksum_failures"]
+print([(x["what"], x["ino"], x["block"], x["lblk"], x["stored"] == x["computed"]) for x in p])' <<<"$output"
+	assert_output "[('directory_block', $ino, $blk, 0, True)]"
+}
+
+@test "--json names the group and the block of each failed descriptor and backup superblock" {
+	mkimg "$T/groups" 16M -g 512
+	poke "$T/groups" $((512 * 4096 + 128))
+	poke "$T/groups" $((4096 + 64 + 8))
+	run --separate-stderr "$DUMP" "$T/groups"
+	[ "$status" -eq 4 ]
+	assert_line --regexp '^Group 1: \(Blocks 512-1023\) checksum 0x[0-9a-f]{8} \(BAD, computed 0x[0-9a-f]{8}\)$'
+	run --separate-stderr "$DUMP" --json "$T/groups"
+	[ "$status" -eq 4 ]
+	run python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print([(p["what"], p.get("group"), p.get("block")) for p in d["checksum_failures"]])
+print([g.get("superblock_checksum_ok") for g in d["groups"]])' <<<"$output"
+	assert_line --index 0 "[('group_descriptor', 1, None), ('backup_superblock', 1, 512)]"
+	assert_line --index 1 "[None, False, None, True, None, True, None, True]"
+}
+
 @test "-m then --restore gives an image that dumps and lists the same" {
 	run "$DUMP" -m "$T/meta" "$IMG"
 	assert_success
