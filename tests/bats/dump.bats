@@ -688,7 +688,7 @@ h = dict(version=1, bs=bs, image=nblocks * bs, blocks=nblocks, stored=1, records
 def rec(start, count):
     return struct.pack("<QI", start, count) + bytes([7]) * (bs * min(count, 4))
 end = struct.pack("<QI", 2**64 - 1, 0)
-payload, extra = rec(1, 1) + end, b""
+payload, extra, cut = rec(1, 1) + end, b"", 0
 if case == "version": h["version"] = 2
 elif case == "blocksize": h["bs"] = 3000
 elif case == "blockcount": h["blocks"] = nblocks + 1
@@ -702,8 +702,10 @@ elif case == "records": payload, h["stored"], h["records"] = rec(1, 2) + end, 2,
 elif case == "after": payload = rec(1, 1) + end + b"x"
 elif case == "noend": payload = rec(1, 1)
 elif case == "trailing": extra = b"garbage"
+elif case == "cut": cut = 6
 elif case == "reserved": h["reserved"] = 1
-stream = zlib.compress(payload) + extra
+stream = zlib.compress(payload)
+stream = stream[:len(stream) - cut] + extra
 raw = b"SUFSMETA" + struct.pack("<IIQQQQQI", h["version"], h["bs"], h["image"], h["blocks"],
                                 h["stored"], h["records"], len(stream), h.get("reserved", 0))
 raw += struct.pack("<I", zlib.crc32(raw) & 0xffffffff)
@@ -740,6 +742,7 @@ EOF2
 	after corrupt metadata image (data after the end record)
 	noend corrupt metadata image (the data ends before its end record)
 	trailing corrupt metadata image (bytes after the compressed data)
+	cut truncated metadata image (the compressed data ends early)
 	EOF
 }
 
