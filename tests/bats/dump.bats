@@ -801,6 +801,9 @@ EOF2
 	run "$DUMP" -g -i 2 "$IMG"
 	assert_failure 1
 	assert_output "sufs-dump: -g and -i exclude each other"
+	run "$DUMP" -i 2 -h "$IMG"
+	assert_failure 1
+	assert_output "sufs-dump: -i and -h exclude each other"
 	run "$DUMP" -i 2 -i 2 "$IMG"
 	assert_failure 1
 	assert_output "sufs-dump: -i is given twice: one inode at a time"
@@ -837,6 +840,14 @@ EOF2
 	run "$DUMP" -i /no/such/file "$IMG"
 	[ "$status" -eq 1 ]
 	assert_output --partial "/no/such/file: No such file or directory"
+}
+
+@test "a name longer than a message can show is cut short with ..." {
+	local long
+	long=$T/$(printf 'n%.0s' $(seq 1100))
+	run "$DUMP" "$long"
+	assert_failure 2
+	assert_output "sufs-dump: ${long:0:1024}...: File name too long"
 }
 
 # ---- the manual page ----------------------------------------------------------------
