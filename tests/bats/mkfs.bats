@@ -490,6 +490,20 @@ mksrc() {
 	assert_success
 }
 
+@test "mkfs of so many groups that their inodes outnumber 32 bits exits 4 and says so" {
+	# 2^24 groups of 2^19 64 KiB blocks: one block of 256 inodes each is 2^32
+	run "$MKFS" -n -b 64K "$T/img" 524288T
+	assert_failure 4
+	assert_output "mkfs.sufs: cannot lay out a file system of 576460752303423488 bytes on $T/img: its 16777216 groups of 524288 blocks are too many, at most 16777215 can have a block of inodes each (inode numbers are 32 bits); use a larger -g or -b, or a smaller SIZE"
+	run "$MKFS" -n -q -b 64K "$T/img" 524287T
+	assert_success
+	# more groups than a 32-bit count holds
+	run "$MKFS" -n -b 1024 -g 64 "$T/img" 256T
+	assert_failure 4
+	assert_output "mkfs.sufs: cannot lay out a file system of 281474976710656 bytes on $T/img: its 4294967296 groups of 64 blocks are too many, at most 1073741823 can have a block of inodes each (inode numbers are 32 bits); use a larger -g or -b, or a smaller SIZE"
+	[ ! -e "$T/img" ]
+}
+
 @test "mkfs refuses an unknown option" {
 	run "$MKFS" -Z "$T/img" 16M
 	assert_failure 1
