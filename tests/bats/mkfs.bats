@@ -330,7 +330,8 @@ mksrc() {
 
 @test "mkfs -U refuses a UUID not in the 8-4-4-4-12 form" {
 	for u in nonsense 0a1b2c3d4e5f4a6b8c7d8e9fa0b1c2d3 0a1b2c3d-4e5f-4a6b-8c7d-8e9fa0b1c2dg \
-		0a1b2c3d-4e5f-4a6b-8c7d-8e9fa0b1c2d 0a1b2c3d-4e5f-4a6b-8c7d-8e9fa0b1c2d33; do
+		0a1b2c3d-4e5f-4a6b-8c7d-8e9fa0b1c2d 0a1b2c3d-4e5f-4a6b-8c7d-8e9fa0b1c2d33 \
+		0a1b2c3-d4e5f-4a6b-8c7d-8e9fa0b1c2d3 0a1b2c3d04e5f04a6b08c7d08e9fa0b1c2d3; do
 		run "$MKFS" -U "$u" "$T/img" 16M
 		assert_failure 1
 		assert_output --partial "invalid UUID '$u'"
@@ -528,6 +529,17 @@ mksrc() {
 	assert_output --partial "$T/dir is neither a regular file nor a block device"
 }
 
+@test "mkfs of an image below a file that is not a directory exits 2, with -n too" {
+	touch "$T/file"
+	run "$MKFS" "$T/file/img" 16M
+	assert_failure 2
+	assert_output "mkfs.sufs: cannot use $T/file/img: Not a directory"
+	run "$MKFS" -n "$T/file/img" 16M
+	assert_failure 2
+	assert_output "mkfs.sufs: cannot use $T/file/img: Not a directory"
+	[ ! -s "$T/file" ]
+}
+
 @test "mkfs of an image it may not write exits 2 and leaves the file alone" {
 	require_root
 	require_cmd setpriv
@@ -574,7 +586,7 @@ mksrc() {
 }
 
 @test "mkfs refuses a malformed SOURCE_DATE_EPOCH" {
-	for v in yesterday 12abc -5 "" 1.5 0x10; do
+	for v in yesterday 12abc -5 "" 1.5 0x10 010 " 5" 9223372036854775808; do
 		SOURCE_DATE_EPOCH=$v run "$MKFS" "$T/img" 16M
 		assert_failure 1
 		assert_output --partial "invalid SOURCE_DATE_EPOCH '$v'"
@@ -777,6 +789,16 @@ EOF2
 	"$MKFS" -q -d "$T/src" -E root_owner=1:2 "$T/img" 16M
 	run dbg "$T/img" "stat /"
 	assert_output --regexp "User: +1 +Group: +2 "
+}
+
+@test "mkfs -E root_owner alone gives the root directory to the caller, with -d too" {
+	mkdir "$T/src"
+	if [ "$(id -u)" -eq 0 ]; then
+		chown 77:88 "$T/src"   # so that the source's owner would differ
+	fi
+	"$MKFS" -q -d "$T/src" -E root_owner "$T/img" 16M
+	run dbg "$T/img" "stat /"
+	assert_output --regexp "User: +$(id -u) +Group: +$(id -g) "
 }
 
 @test "mkfs -d copies device nodes" {
