@@ -269,6 +269,22 @@ mksrc() {
 	assert_success
 }
 
+@test "the default ratio asks for no more inodes than 32 bits number, and no count makes fewer than 16" {
+	# 64 TiB at one inode per 16 KiB would be 2^32 inodes: the most that
+	# fit in its 524288 groups, in whole blocks of inodes, are 8176 each
+	run "$MKFS" -n "$T/img" 64T
+	assert_success
+	assert_line --regexp '^Inodes: +4286578688$'
+	assert_line --regexp '^Inodes per group: +8176$'
+	for opt in "-N 1" "-i 1G"; do
+		# shellcheck disable=SC2086
+		run "$MKFS" -n -b 1024 $opt "$T/img" 16M
+		assert_success
+		assert_line --regexp '^Inodes: +16$'
+	done
+	[ ! -e "$T/img" ]
+}
+
 @test "mkfs -g sets the blocks per group and places backups in groups 1 and 3" {
 	run "$MKFS" -g 1024 "$T/img" 16M
 	assert_success
