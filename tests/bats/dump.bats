@@ -556,6 +556,24 @@ print([g.get("superblock_checksum_ok") for g in d["groups"]])' <<<"$output"
 	[ "$(sha "$T/meta")" = "$before" ]
 }
 
+@test "an output below a file or in a missing directory is refused with exit 2, and nothing is made" {
+	"$DUMP" -m "$T/meta" "$IMG"
+	touch "$T/plain"
+	run "$DUMP" -m "$T/plain/out" "$IMG"
+	assert_failure 2
+	assert_output "sufs-dump: $T/plain/out: Not a directory"
+	run "$DUMP" --restore "$T/meta" "$T/plain/out"
+	assert_failure 2
+	assert_output "sufs-dump: $T/plain/out: Not a directory"
+	run "$DUMP" -m "$T/nodir/out" "$IMG"
+	assert_failure 2
+	assert_output "sufs-dump: $T/nodir/out: making a temporary file beside it: No such file or directory"
+	run "$DUMP" --restore "$T/meta" "$T/nodir/out"
+	assert_failure 2
+	assert_output "sufs-dump: $T/nodir/out: making a temporary file beside it: No such file or directory"
+	assert_equal "$(ls -A "$T")" "$(printf 'img\nmeta\nplain\nsrc')"
+}
+
 @test "a missing image is named in the message and exits 2" {
 	run "$DUMP" "$T/nothing"
 	[ "$status" -eq 2 ]
