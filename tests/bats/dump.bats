@@ -195,9 +195,27 @@ assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups
 	assert_line --regexp '^Inode: [0-9]+   Type: character device   Mode: 0[0-7]{3} '
 	assert_line "Device: 1, 3"
 	assert_line "Mapped blocks: (none)"
+	run "$DUMP" --json -i /null "$IMG"
+	assert_success
+	[ "$(echo "$output" | jget '["inode"]["rdev_major"]')" = 1 ]
+	[ "$(echo "$output" | jget '["inode"]["rdev_minor"]')" = 3 ]
 	run "$DUMP" -i /fifo "$IMG"
 	assert_success
 	assert_line --regexp '^Inode: [0-9]+   Type: fifo '
+}
+
+@test "-i of a slow symlink whose block is out of range shows the target as unreadable and exits 2" {
+	ino=$(ino_of "$IMG" /slow-link)
+	"$DEBUG" -w -R "sif $ino block[0] 99999" "$IMG"
+	run --separate-stderr "$DUMP" -i /slow-link "$IMG"
+	assert_failure 2
+	assert_line "Slow symlink target: (unreadable: corrupt metadata)"
+	assert_line "Mapped blocks: (0):99999 (out of range)"
+	assert_equal "$stderr" "sufs-dump: $IMG: symlink inode $ino: corrupt metadata"
+	run --separate-stderr "$DUMP" --json -i /slow-link "$IMG"
+	assert_failure 2
+	run python3 -c 'import json, sys; i = json.load(sys.stdin)["inode"]; print(i["fast_symlink"], "target" in i)' <<<"$output"
+	assert_output "False False"
 }
 
 @test "-i shows a free inode as not in use" {
