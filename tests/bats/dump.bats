@@ -328,6 +328,12 @@ print(s["flags"], s["flag_names"], [(x["slot"], x["ino"], x["flags"]) for x in s
 import json, sys
 print([(m["level"], m["lblk"], m["pblk"]) for m in json.load(sys.stdin)["inode"]["mapped"] if m.get("bad")])' <<<"$output"
 	assert_output "[(0, 3, 99999), (1, 12, 99998)]"
+	# a directory's block out of range is shown, not read as a directory block
+	"$DEBUG" -w -R "sif 2 block[1] 99997" "$IMG"
+	run --separate-stderr "$DUMP" "$IMG"
+	assert_success
+	assert_line --regexp '^Checksums checked: superblocks 1, group descriptors 1, inodes [0-9]+, directory blocks 3$'
+	assert_equal "$stderr" ""
 }
 
 @test "a damaged superblock checksum is reported and the exit status is 4" {
