@@ -522,6 +522,20 @@ print([g.get("superblock_checksum_ok") for g in d["groups"]])' <<<"$output"
 	same_output "$DUMP" -i /sparse "$T/small" "$T/restored"
 }
 
+@test "-m keeps what a descriptor whose locations run past the end of the image names, as far as the image goes" {
+	printf '%s\n' "set_bg 0 block_bitmap 99999" "set_bg 0 inode_table 4090" >"$T/cmds"
+	"$DEBUG" -w -f "$T/cmds" "$IMG"
+	run "$DUMP" -g "$IMG"
+	assert_line --index 1 --regexp ' 99999 +3 +4090-4153 +ok$'
+	# a free block where the descriptor says the inode table is: saved
+	printf 'in the table the descriptor names' | dd of="$IMG" bs=4096 seek=4093 conv=notrunc status=none
+	"$DUMP" -m "$T/meta" "$IMG"
+	"$DUMP" --restore "$T/meta" "$T/restored"
+	same_output "$DUMP" "$IMG" "$T/restored"
+	assert_line "  Inode table at 4090 (geometry says 4)-4153"
+	cmp "$IMG" "$T/restored" $((4093 * 4096)) $((4093 * 4096))
+}
+
 @test "-m saves an image whose checksums fail, and the failures survive" {
 	poke "$IMG" $((1024 + 128))
 	run "$DUMP" -m "$T/meta" "$IMG"
