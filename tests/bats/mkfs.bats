@@ -568,6 +568,20 @@ mksrc() {
 	[ "$(stat -c %s "$N/img")" -eq $((1 << 20)) ]
 }
 
+@test "mkfs of an image it may write but not read exits 2 before writing, as it cannot look for a file system" {
+	require_root
+	require_cmd setpriv
+	nobody_dir
+	head -c 1M /dev/zero >"$N/img"
+	chown 65534:65534 "$N/img"
+	chmod 200 "$N/img"
+	run run_as_nobody "$MKFS" -q "$N/img" 16M
+	assert_failure 2
+	assert_output "mkfs.sufs: cannot probe $N/img: Permission denied"
+	[ "$(stat -c %s "$N/img")" -eq $((1 << 20)) ]
+	cmp -n $((1 << 20)) "$N/img" /dev/zero
+}
+
 @test "mkfs of an image in a directory it may not write exits 2" {
 	require_root
 	require_cmd setpriv
