@@ -548,8 +548,28 @@ static int explain_inodes(const struct args *a)
 }
 
 /*
- * The layout fails even with the fewest inodes: say why when it is the size
- * or the group size.  1 after the message, 0 when neither explains it.
+ * Every group holds at least one block of inodes, and inode numbers are 32
+ * bits: so many groups that even that is too many inodes.  1 after the
+ * message, 0 when the groups are not too many.
+ */
+static int too_many_groups(const struct args *a, uint64_t groups, uint32_t bs, uint32_t bpg)
+{
+	uint64_t most = UINT32_MAX / (bs / SUFS_INODE_SIZE);
+
+	if (groups <= most)
+		return 0;
+	errmsg("cannot lay out a file system of %llu bytes on %s: its %llu groups of %u blocks "
+	       "are too many, at most %llu can have a block of inodes each (inode numbers are "
+	       "32 bits); use a larger -g or -b, or a smaller SIZE",
+	       (unsigned long long)a->size, shown(a->image), (unsigned long long)groups, bpg,
+	       (unsigned long long)most);
+	return 1;
+}
+
+/*
+ * The layout fails even with the fewest inodes: say why when it is the size,
+ * the group size or the number of groups.  1 after the message, 0 when none
+ * explains it.
  */
 static int explain_geometry(const struct args *a)
 {
@@ -565,7 +585,7 @@ static int explain_geometry(const struct args *a)
 		return 1;
 	}
 	if (groups > UINT32_MAX)
-		return 0;
+		return too_many_groups(a, groups, bs, bpg);
 	/* the first group: its superblock, the descriptors of all groups,
 	 * two bitmaps, one block of inodes, and the root directory's block */
 	sb.block_size = bs;
@@ -577,7 +597,7 @@ static int explain_geometry(const struct args *a)
 	sb.inodes_per_group = bs / SUFS_INODE_SIZE;
 	need = sufs_group_overhead(&sb, 0) + 1;
 	if (need <= bpg)
-		return 0;
+		return too_many_groups(a, groups, bs, bpg);
 	errmsg("cannot lay out a file system of %llu bytes on %s: its %llu groups of %u blocks "
 	       "need %u blocks of group descriptors, and the first group cannot hold them "
 	       "with its own metadata (%llu blocks); use a larger -g or a smaller SIZE",

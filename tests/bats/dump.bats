@@ -195,9 +195,27 @@ assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups
 	assert_line --regexp '^Inode: [0-9]+   Type: character device   Mode: 0[0-7]{3} '
 	assert_line "Device: 1, 3"
 	assert_line "Mapped blocks: (none)"
+	run "$DUMP" --json -i /null "$IMG"
+	assert_success
+	[ "$(echo "$output" | jget '["inode"]["rdev_major"]')" = 1 ]
+	[ "$(echo "$output" | jget '["inode"]["rdev_minor"]')" = 3 ]
 	run "$DUMP" -i /fifo "$IMG"
 	assert_success
 	assert_line --regexp '^Inode: [0-9]+   Type: fifo '
+}
+
+@test "-i of a slow symlink whose block is out of range shows the target as unreadable and exits 2" {
+	ino=$(ino_of "$IMG" /slow-link)
+	"$DEBUG" -w -R "sif $ino block[0] 99999" "$IMG"
+	run --separate-stderr "$DUMP" -i /slow-link "$IMG"
+	assert_failure 2
+	assert_line "Slow symlink target: (unreadable: corrupt metadata)"
+	assert_line "Mapped blocks: (0):99999 (out of range)"
+	assert_equal "$stderr" "sufs-dump: $IMG: symlink inode $ino: corrupt metadata"
+	run --separate-stderr "$DUMP" --json -i /slow-link "$IMG"
+	assert_failure 2
+	run python3 -c 'import json, sys; i = json.load(sys.stdin)["inode"]; print(i["fast_symlink"], "target" in i)' <<<"$output"
+	assert_output "False False"
 }
 
 @test "-i shows a free inode as not in use" {
@@ -240,6 +258,82 @@ assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups
 	assert_output "$(printf 'a"b\\c\td\001\xc3\xbf\xc3\xa9')"
 	run "$DUMP" -h "$T/label"
 	assert_line 'Filesystem volume name:   a"b\\c\td\x01\xffé'
+}
+
+@test "a label in 3- and 4-byte UTF-8 is shown as it is, and broken sequences byte by byte" {
+	# valid: U+20AC, U+1F600; broken: an overlong '/', a surrogate, a code
+	# point above U+10FFFF, a bad continuation byte; valid but a C1
+	# control: U+0085; cut short by the end of the label: U+1F600's first 3
+	mkimg "$T/label" 16M -L "$(printf '\xe2\x82\xac\xf0\x9f\x98\x80\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80\xe2A\xc2\x85\xf0\x9f\x98')"
+	run "$DUMP" -h "$T/label"
+	assert_success
+	assert_line 'Filesystem volume name:   €😀\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80\xe2A\xc2\x85\xf0\x9f\x98'
+	run "$DUMP" --json -h "$T/label"
+	assert_success
+	run python3 -c 'import json, sys; print(ascii(json.load(sys.stdin)["superblock"]["label"]))' <<<"$output"
+	assert_output "'\\u20ac\\U0001f600\\xc0\\xaf\\xed\\xa0\\x80\\xf4\\x90\\x80\\x80\\xe2A\\x85\\xf0\\x9f\\x98'"
+}
+
+@test "superblock and group flags, snapshots and a group with nothing free show in text and JSON" {
+	"$SNAP" create "$IMG" first
+	"$DEBUG" -w -R "ssv flags 0x80000001" "$IMG"
+	"$DEBUG" -w -R "set_bg 0 flags 5" "$IMG"
+	run "$DUMP" "$IMG"
+	assert_success
+	assert_line "Filesystem flags:         needs_fsck 0x80000000"
+	assert_line --regexp '^Snapshot 0: +inode ([0-9]+), flags 0x0, taken [0-9-]{10} [0-9:]{8} [-+][0-9]{4}$'
+	ino=$(echo "$output" | sed -n 's/^Snapshot 0: *inode \([0-9]*\),.*/\1/p')
+	assert_line --regexp '^  [0-9]+ free blocks, [0-9]+ free inodes, [0-9]+ directories, flags 0x5$'
+	run "$DUMP" --json "$IMG"
+	assert_success
+	run python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+s = d["superblock"]
+print(s["flags"], s["flag_names"], [(x["slot"], x["ino"], x["flags"]) for x in s["snapshots"]],
+      d["groups"][0]["flags"])' <<<"$output"
+	assert_output "2147483649 ['needs_fsck'] [(0, $ino, 0)] 5"
+	# every inode marked in use: no free run to show
+	"$DEBUG" -w -R "set_bmap -i 1 1024" "$IMG" 2>/dev/null
+	run "$DUMP" "$IMG"
+	assert_line "  Free inodes: (none)"
+	run "$DUMP" --json "$IMG"
+	[ "$(echo "$output" | jget '["groups"][0]["free_inodes_list"]')" = "[]" ]
+}
+
+@test "a time the C library cannot show as a date is shown in seconds" {
+	printf '%s\n' "sif 2 mtime 9223372036854775807" "sif 2 mtime_ns 5" \
+		"ssv mount_time 9223372036854775807" >"$T/cmds"
+	"$DEBUG" -w -f "$T/cmds" "$IMG"
+	run "$DUMP" -i 2 "$IMG"
+	assert_success
+	assert_line "mtime:  9223372036854775807.000000005"
+	run "$DUMP" -h "$IMG"
+	assert_success
+	assert_line "Last mount time:          9223372036854775807"
+	run "$DUMP" --json -i 2 "$IMG"
+	[ "$(echo "$output" | jget '["inode"]["mtime"]')" = 9223372036854775807 ]
+}
+
+@test "-i shows a block pointer out of range as such, and wraps a long list of runs" {
+	ino=$(ino_of "$IMG" /big)
+	"$DEBUG" -w -R "sif $ino block[3] 99999" "$IMG"
+	"$DEBUG" -w -R "sif $ino block[12] 99998" "$IMG"
+	run "$DUMP" -i /big "$IMG"
+	assert_success
+	assert_line --regexp '^Mapped blocks: \(0-2\):[0-9]+-[0-9]+, \(3\):99999 \(out of range\), \(4-11\):[0-9]+-[0-9]+,$'
+	assert_line " (IND):99998 (out of range)"
+	run "$DUMP" --json -i /big "$IMG"
+	run python3 -c '
+import json, sys
+print([(m["level"], m["lblk"], m["pblk"]) for m in json.load(sys.stdin)["inode"]["mapped"] if m.get("bad")])' <<<"$output"
+	assert_output "[(0, 3, 99999), (1, 12, 99998)]"
+	# a directory's block out of range is shown, not read as a directory block
+	"$DEBUG" -w -R "sif 2 block[1] 99997" "$IMG"
+	run --separate-stderr "$DUMP" "$IMG"
+	assert_success
+	assert_line --regexp '^Checksums checked: superblocks 1, group descriptors 1, inodes [0-9]+, directory blocks 3$'
+	assert_equal "$stderr" ""
 }
 
 @test "a damaged superblock checksum is reported and the exit status is 4" {
@@ -358,6 +452,40 @@ readers_refuse() {
 	[[ $stderr == *"backup superblock of group 1 (block 512): checksum does not match"* ]]
 }
 
+@test "a directory block whose tail is damaged but whose checksum matches is reported as such" {
+	blk=$("$DUMP" --json -i /dir "$IMG" | jget '["inode"]["block"][0]')
+	ino=$(ino_of "$IMG" /dir)
+	poke "$IMG" $((blk * 4096 + 4096 - 8))
+	run --separate-stderr "$DUMP" "$IMG"
+	[ "$status" -eq 4 ]
+	assert_equal "$stderr" "sufs-dump: $IMG: directory inode $ino, block $blk (logical 0): checksum tail is damaged"
+	run --separate-stderr "$DUMP" --json -i /dir "$IMG"
+	[ "$status" -eq 4 ]
+	run python3 -c '
+import json, sys
+p = json.load(sys.stdin)["checksum_failures"]
+print([(x["what"], x["ino"], x["block"], x["lblk"], x["stored"] == x["computed"]) for x in p])' <<<"$output"
+	assert_output "[('directory_block', $ino, $blk, 0, True)]"
+}
+
+@test "--json names the group and the block of each failed descriptor and backup superblock" {
+	mkimg "$T/groups" 16M -g 512
+	poke "$T/groups" $((512 * 4096 + 128))
+	poke "$T/groups" $((4096 + 64 + 8))
+	run --separate-stderr "$DUMP" "$T/groups"
+	[ "$status" -eq 4 ]
+	assert_line --regexp '^Group 1: \(Blocks 512-1023\) checksum 0x[0-9a-f]{8} \(BAD, computed 0x[0-9a-f]{8}\)$'
+	run --separate-stderr "$DUMP" --json "$T/groups"
+	[ "$status" -eq 4 ]
+	run python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print([(p["what"], p.get("group"), p.get("block")) for p in d["checksum_failures"]])
+print([g.get("superblock_checksum_ok") for g in d["groups"]])' <<<"$output"
+	assert_line --index 0 "[('group_descriptor', 1, None), ('backup_superblock', 1, 512)]"
+	assert_line --index 1 "[None, False, None, True, None, True, None, True]"
+}
+
 @test "-m then --restore gives an image that dumps and lists the same" {
 	run "$DUMP" -m "$T/meta" "$IMG"
 	assert_success
@@ -392,6 +520,20 @@ readers_refuse() {
 	"$DUMP" --restore "$T/meta" "$T/restored"
 	same_output "$DUMP" "$T/small" "$T/restored"
 	same_output "$DUMP" -i /sparse "$T/small" "$T/restored"
+}
+
+@test "-m keeps what a descriptor whose locations run past the end of the image names, as far as the image goes" {
+	printf '%s\n' "set_bg 0 block_bitmap 99999" "set_bg 0 inode_table 4090" >"$T/cmds"
+	"$DEBUG" -w -f "$T/cmds" "$IMG"
+	run "$DUMP" -g "$IMG"
+	assert_line --index 1 --regexp ' 99999 +3 +4090-4153 +ok$'
+	# a free block where the descriptor says the inode table is: saved
+	printf 'in the table the descriptor names' | dd of="$IMG" bs=4096 seek=4093 conv=notrunc status=none
+	"$DUMP" -m "$T/meta" "$IMG"
+	"$DUMP" --restore "$T/meta" "$T/restored"
+	same_output "$DUMP" "$IMG" "$T/restored"
+	assert_line "  Inode table at 4090 (geometry says 4)-4153"
+	cmp "$IMG" "$T/restored" $((4093 * 4096)) $((4093 * 4096))
 }
 
 @test "-m saves an image whose checksums fail, and the failures survive" {
@@ -450,6 +592,24 @@ readers_refuse() {
 	assert_failure 1
 	assert_output "sufs-dump: $T/link: is the input file itself"
 	[ "$(sha "$T/meta")" = "$before" ]
+}
+
+@test "an output below a file or in a missing directory is refused with exit 2, and nothing is made" {
+	"$DUMP" -m "$T/meta" "$IMG"
+	touch "$T/plain"
+	run "$DUMP" -m "$T/plain/out" "$IMG"
+	assert_failure 2
+	assert_output "sufs-dump: $T/plain/out: Not a directory"
+	run "$DUMP" --restore "$T/meta" "$T/plain/out"
+	assert_failure 2
+	assert_output "sufs-dump: $T/plain/out: Not a directory"
+	run "$DUMP" -m "$T/nodir/out" "$IMG"
+	assert_failure 2
+	assert_output "sufs-dump: $T/nodir/out: making a temporary file beside it: No such file or directory"
+	run "$DUMP" --restore "$T/meta" "$T/nodir/out"
+	assert_failure 2
+	assert_output "sufs-dump: $T/nodir/out: making a temporary file beside it: No such file or directory"
+	assert_equal "$(ls -A "$T")" "$(printf 'img\nmeta\nplain\nsrc')"
 }
 
 @test "a missing image is named in the message and exits 2" {
@@ -584,7 +744,7 @@ h = dict(version=1, bs=bs, image=nblocks * bs, blocks=nblocks, stored=1, records
 def rec(start, count):
     return struct.pack("<QI", start, count) + bytes([7]) * (bs * min(count, 4))
 end = struct.pack("<QI", 2**64 - 1, 0)
-payload, extra = rec(1, 1) + end, b""
+payload, extra, cut = rec(1, 1) + end, b"", 0
 if case == "version": h["version"] = 2
 elif case == "blocksize": h["bs"] = 3000
 elif case == "blockcount": h["blocks"] = nblocks + 1
@@ -598,8 +758,10 @@ elif case == "records": payload, h["stored"], h["records"] = rec(1, 2) + end, 2,
 elif case == "after": payload = rec(1, 1) + end + b"x"
 elif case == "noend": payload = rec(1, 1)
 elif case == "trailing": extra = b"garbage"
+elif case == "cut": cut = 6
 elif case == "reserved": h["reserved"] = 1
-stream = zlib.compress(payload) + extra
+stream = zlib.compress(payload)
+stream = stream[:len(stream) - cut] + extra
 raw = b"SUFSMETA" + struct.pack("<IIQQQQQI", h["version"], h["bs"], h["image"], h["blocks"],
                                 h["stored"], h["records"], len(stream), h.get("reserved", 0))
 raw += struct.pack("<I", zlib.crc32(raw) & 0xffffffff)
@@ -636,6 +798,7 @@ EOF2
 	after corrupt metadata image (data after the end record)
 	noend corrupt metadata image (the data ends before its end record)
 	trailing corrupt metadata image (bytes after the compressed data)
+	cut truncated metadata image (the compressed data ends early)
 	EOF
 }
 
@@ -694,6 +857,9 @@ EOF2
 	run "$DUMP" -g -i 2 "$IMG"
 	assert_failure 1
 	assert_output "sufs-dump: -g and -i exclude each other"
+	run "$DUMP" -i 2 -h "$IMG"
+	assert_failure 1
+	assert_output "sufs-dump: -i and -h exclude each other"
 	run "$DUMP" -i 2 -i 2 "$IMG"
 	assert_failure 1
 	assert_output "sufs-dump: -i is given twice: one inode at a time"
@@ -730,6 +896,14 @@ EOF2
 	run "$DUMP" -i /no/such/file "$IMG"
 	[ "$status" -eq 1 ]
 	assert_output --partial "/no/such/file: No such file or directory"
+}
+
+@test "a name longer than a message can show is cut short with ..." {
+	local long
+	long=$T/$(printf 'n%.0s' $(seq 1100))
+	run "$DUMP" "$long"
+	assert_failure 2
+	assert_output "sufs-dump: ${long:0:1024}...: File name too long"
 }
 
 # ---- the manual page ----------------------------------------------------------------

@@ -269,6 +269,22 @@ mksrc() {
 	assert_success
 }
 
+@test "the default ratio asks for no more inodes than 32 bits number, and no count makes fewer than 16" {
+	# 64 TiB at one inode per 16 KiB would be 2^32 inodes: the most that
+	# fit in its 524288 groups, in whole blocks of inodes, are 8176 each
+	run "$MKFS" -n "$T/img" 64T
+	assert_success
+	assert_line --regexp '^Inodes: +4286578688$'
+	assert_line --regexp '^Inodes per group: +8176$'
+	for opt in "-N 1" "-i 1G"; do
+		# shellcheck disable=SC2086
+		run "$MKFS" -n -b 1024 $opt "$T/img" 16M
+		assert_success
+		assert_line --regexp '^Inodes: +16$'
+	done
+	[ ! -e "$T/img" ]
+}
+
 @test "mkfs -g sets the blocks per group and places backups in groups 1 and 3" {
 	run "$MKFS" -g 1024 "$T/img" 16M
 	assert_success
@@ -330,7 +346,8 @@ mksrc() {
 
 @test "mkfs -U refuses a UUID not in the 8-4-4-4-12 form" {
 	for u in nonsense 0a1b2c3d4e5f4a6b8c7d8e9fa0b1c2d3 0a1b2c3d-4e5f-4a6b-8c7d-8e9fa0b1c2dg \
-		0a1b2c3d-4e5f-4a6b-8c7d-8e9fa0b1c2d 0a1b2c3d-4e5f-4a6b-8c7d-8e9fa0b1c2d33; do
+		0a1b2c3d-4e5f-4a6b-8c7d-8e9fa0b1c2d 0a1b2c3d-4e5f-4a6b-8c7d-8e9fa0b1c2d33 \
+		0a1b2c3-d4e5f-4a6b-8c7d-8e9fa0b1c2d3 0a1b2c3d04e5f04a6b08c7d08e9fa0b1c2d3; do
 		run "$MKFS" -U "$u" "$T/img" 16M
 		assert_failure 1
 		assert_output --partial "invalid UUID '$u'"
@@ -490,6 +507,20 @@ mksrc() {
 	assert_success
 }
 
+@test "mkfs of so many groups that their inodes outnumber 32 bits exits 4 and says so" {
+	# 2^24 groups of 2^19 64 KiB blocks: one block of 256 inodes each is 2^32
+	run "$MKFS" -n -b 64K "$T/img" 524288T
+	assert_failure 4
+	assert_output "mkfs.sufs: cannot lay out a file system of 576460752303423488 bytes on $T/img: its 16777216 groups of 524288 blocks are too many, at most 16777215 can have a block of inodes each (inode numbers are 32 bits); use a larger -g or -b, or a smaller SIZE"
+	run "$MKFS" -n -q -b 64K "$T/img" 524287T
+	assert_success
+	# more groups than a 32-bit count holds
+	run "$MKFS" -n -b 1024 -g 64 "$T/img" 256T
+	assert_failure 4
+	assert_output "mkfs.sufs: cannot lay out a file system of 281474976710656 bytes on $T/img: its 4294967296 groups of 64 blocks are too many, at most 1073741823 can have a block of inodes each (inode numbers are 32 bits); use a larger -g or -b, or a smaller SIZE"
+	[ ! -e "$T/img" ]
+}
+
 @test "mkfs refuses an unknown option" {
 	run "$MKFS" -Z "$T/img" 16M
 	assert_failure 1
@@ -514,6 +545,17 @@ mksrc() {
 	assert_output --partial "$T/dir is neither a regular file nor a block device"
 }
 
+@test "mkfs of an image below a file that is not a directory exits 2, with -n too" {
+	touch "$T/file"
+	run "$MKFS" "$T/file/img" 16M
+	assert_failure 2
+	assert_output "mkfs.sufs: cannot use $T/file/img: Not a directory"
+	run "$MKFS" -n "$T/file/img" 16M
+	assert_failure 2
+	assert_output "mkfs.sufs: cannot use $T/file/img: Not a directory"
+	[ ! -s "$T/file" ]
+}
+
 @test "mkfs of an image it may not write exits 2 and leaves the file alone" {
 	require_root
 	require_cmd setpriv
@@ -524,6 +566,20 @@ mksrc() {
 	assert_failure 2
 	assert_output --partial "cannot open $N/img for writing: Permission denied"
 	[ "$(stat -c %s "$N/img")" -eq $((1 << 20)) ]
+}
+
+@test "mkfs of an image it may write but not read exits 2 before writing, as it cannot look for a file system" {
+	require_root
+	require_cmd setpriv
+	nobody_dir
+	head -c 1M /dev/zero >"$N/img"
+	chown 65534:65534 "$N/img"
+	chmod 200 "$N/img"
+	run run_as_nobody "$MKFS" -q "$N/img" 16M
+	assert_failure 2
+	assert_output "mkfs.sufs: cannot probe $N/img: Permission denied"
+	[ "$(stat -c %s "$N/img")" -eq $((1 << 20)) ]
+	cmp -n $((1 << 20)) "$N/img" /dev/zero
 }
 
 @test "mkfs of an image in a directory it may not write exits 2" {
@@ -560,7 +616,7 @@ mksrc() {
 }
 
 @test "mkfs refuses a malformed SOURCE_DATE_EPOCH" {
-	for v in yesterday 12abc -5 "" 1.5 0x10; do
+	for v in yesterday 12abc -5 "" 1.5 0x10 010 " 5" 9223372036854775808; do
 		SOURCE_DATE_EPOCH=$v run "$MKFS" "$T/img" 16M
 		assert_failure 1
 		assert_output --partial "invalid SOURCE_DATE_EPOCH '$v'"
@@ -763,6 +819,16 @@ EOF2
 	"$MKFS" -q -d "$T/src" -E root_owner=1:2 "$T/img" 16M
 	run dbg "$T/img" "stat /"
 	assert_output --regexp "User: +1 +Group: +2 "
+}
+
+@test "mkfs -E root_owner alone gives the root directory to the caller, with -d too" {
+	mkdir "$T/src"
+	if [ "$(id -u)" -eq 0 ]; then
+		chown 77:88 "$T/src"   # so that the source's owner would differ
+	fi
+	"$MKFS" -q -d "$T/src" -E root_owner "$T/img" 16M
+	run dbg "$T/img" "stat /"
+	assert_output --regexp "User: +$(id -u) +Group: +$(id -g) "
 }
 
 @test "mkfs -d copies device nodes" {
