@@ -236,6 +236,60 @@ crash_point() {
 	[ "$(sha "$IMG")" = "$before" ]
 }
 
+@test "more usage errors: each message exact, exit 1, the image untouched" {
+	local before
+	before=$(sha "$IMG")
+	bad() {
+		local want=$1
+		shift
+		run --separate-stderr "$REPLAY" "$@" "$IMG" /dev/null
+		assert_failure 1
+		assert_equal "$output" ""
+		assert_equal "${stderr%%$'\n'*}" "sufs-replay: $want"
+	}
+	bad "invalid cache size '0'" --cache 0
+	bad "invalid cache size '12Q'" --cache 12Q
+	bad "--crash-check and --crash-state go alone" --crash-state final --crash-check
+	bad "--crash-check and --crash-state go alone" --crash-check --crash-state final
+	bad "--crash-check and --crash-state go alone" --crash-check --crash-check
+	bad "invalid value for --jobs: '0' (1 to 256)" --crash-check --jobs 0
+	bad "invalid value for --jobs: '257' (1 to 256)" --crash-check --jobs 257
+	bad "--quiet goes with --crash-check" -q
+	bad "--quiet goes with --crash-check" --quiet --stats
+	bad "--bgfsck goes with a workload run whole, or with --crash-check" \
+		--bgfsck --crash-after-write 3
+	bad "--bgfsck goes with a workload run whole, or with --crash-check" \
+		--bgfsck --crash-after-epoch 1
+	run --separate-stderr "$REPLAY" --bgfsck --print-script --random 3 "$IMG"
+	assert_failure 1
+	assert_equal "${stderr%%$'\n'*}" "sufs-replay: --bgfsck goes with a workload run whole, or with --crash-check"
+	[ "$(sha "$IMG")" = "$before" ]
+}
+
+@test "--bgfsck --stats: the background check's row; worse than a leak: a warning, the image marked for a full check" {
+	play 'create /f
+write /f 0 5000 1
+link /f /g'
+	assert_success
+	play 'create /h' --bgfsck --stats
+	assert_success
+	[ -z "$stderr" ]
+	assert_output --regexp $'\nBackground check: +exit 0, 0 problems \\(0 leaks\\), 0 fixed, [0-9.]+ s$'
+	run "$FSCK" -f -n "$IMG"
+	assert_success
+	# a link count too low is worse than a leak: the check reports it, fixes
+	# nothing, and the run still ends well, the image marked for fsck -f
+	"$DEBUG" -w -R "set_inode_field /f links 1" "$IMG"
+	play 'create /i' --bgfsck --stats
+	assert_success
+	assert_equal "$stderr" "sufs-replay: warning: background check of $IMG: 1 problem worse than a leak; the file system is marked for a full check"
+	assert_output --regexp $'\nBackground check: +exit 4, 1 problems \\(0 leaks\\), 0 fixed, [0-9.]+ s$'
+	run "$DUMP" -h "$IMG"
+	assert_output --regexp $'\nFilesystem flags: +needs_fsck\n'
+	dbg 'ls /'
+	assert_line i
+}
+
 @test "an image that cannot be opened exits 2" {
 	printf 'sync\n' >"$T/script"
 	run "$REPLAY" "$T/missing.img" "$T/script"
