@@ -157,6 +157,13 @@ with open(sys.argv[1], "r+b") as f:
 	[[ $stderr == *"checksum"* ]]
 }
 
+@test "a workload script that cannot be read exits 4, its name shown escaped" {
+	crash --crash-check "$BASE" "$T/no-such"$'\033'"x"
+	assert_failure 4
+	assert_output ""
+	assert_equal "$stderr" "sufs-replay: cannot read $T/no-such\\x1bx: No such file or directory"
+}
+
 @test "--quiet prints nothing when nothing is violated, in JSON too; the JSON keys" {
 	crash -q --crash-check=sample:5 --random 20 "$BASE"
 	assert_success
