@@ -747,6 +747,13 @@ write /small 0 10K 4'
 	[ "$(field /f 5)" = 16 ]
 }
 
+@test "\\xHH takes its hex digits in either case" {
+	play 'mkdir "/\x4A\x4b\x6C\x6d"'
+	assert_success
+	dbg "ls /"
+	assert_output $'.\n..\nJKlm'
+}
+
 @test "an image's or a script's name is shown with escapes, never a control byte raw" {
 	run --separate-stderr "$REPLAY" --random 3 "$T/e"$'\033'"[1mx"
 	assert_failure 2
@@ -788,6 +795,25 @@ mknod /n x|mknod: bad type (c, b, p or s) x
 chown a:b /f|chown: bad owner (UID:GID) a:b
 utimes /f 1.1234567890 0|utimes: bad access time 1.1234567890
 utimes /f 1 x|utimes: bad modification time x
+utimes /f .5 0|utimes: bad access time .5
+utimes /f - 0|utimes: bad access time -
+utimes /f 99999999999999999999 0|utimes: bad access time 99999999999999999999
+utimes /f 1.x 0|utimes: bad access time 1.x
+utimes /f 1. 0|utimes: bad access time 1.
+mkdir /a 077777|mkdir: bad mode 077777
+mkdir /a ""|mkdir: bad mode ""
+chmod 10000 /f|chmod: bad mode 10000
+chmod 8 /f|chmod: bad mode 8
+create /f 9|create: bad mode 9
+chown 12345678901234567 /f|chown: bad owner (UID:GID) 12345678901234567
+chown 1:x /f|chown: bad owner (UID:GID) 1:x
+chown : /f|chown: bad owner (UID:GID) :
+chown "" /f|chown: bad owner (UID:GID) ""
+write /f 0 1 x|write: bad seed x
+write /f 18446744073709551615 1|write /f 18446744073709551615 1: File too large (EFBIG)
+mknod /n c x 1|mknod: bad major number x
+mknod /n c 1 y|mknod: bad minor number y
+truncate /f x|truncate: bad size x
 sync now|sync: wrong number of arguments (usage: sync)
 !EWHAT mkdir /a|unknown error name '!EWHAT'
 !ENOENT|!ENOENT: no operation follows
