@@ -969,6 +969,78 @@ static void a_mkdir_that_fails_for_lack_of_blocks_leaves_the_parents_link_count_
 	assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).links, 3);
 }
 
+/* A full check of the closed image finds nothing (then it is reopened). */
+static void assert_checks_clean(struct tfs *t)
+{
+	struct sufs_check_opts o = { .flags = SUFS_CHECK_NO | SUFS_CHECK_FORCE };
+	struct sufs_check_result r;
+
+	tu_close(t);
+	assert_int_equal(sufs_check(t->path, &o, &r), 0);
+	assert_int_equal(r.problems, 0);
+	assert_int_equal(r.status, SUFS_EXIT_OK);
+	tu_reopen(t, SUFS_OPEN_RDWR);
+}
+
+/*
+ * A link, or a mkdir that found a block for its own directory, whose new
+ * name needs a block for the parent that the image no longer has: both
+ * fail with ENOSPC and take back what they did first (the raised link
+ * count of the file, of the parent; the new directory and its block).
+ */
+static void a_link_or_mkdir_whose_parent_cannot_grow_undoes_its_link_counts(void **state)
+{
+	struct tfs *t = *state;
+	uint32_t fill, f0, ino, free_inodes, made = 0;
+	uint8_t blk[1024] = { 0 };
+	uint64_t off = 0, free_blocks;
+	uint16_t root_links;
+	char name[8];
+
+	remake_small(t, 1u << 20, 128);
+	fill = create(t->fs, SUFS_ROOT_INO, "fill");
+	while (sufs_write(t->fs, fill, off, blk, sizeof(blk)) == 0)
+		off += sizeof(blk);
+	/* the root's one block full of names */
+	for (;; made++) {
+		snprintf(name, sizeof(name), "f%03u", made);
+		if (sufs_create(t->fs, SUFS_ROOT_INO, name, strlen(name), 0644, NULL, &ino))
+			break;
+	}
+	assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).size, 1024);
+	assert_int_equal(sufs_sync(t->fs), 0);
+	assert_int_equal(sufs_get_super(t->fs)->free_blocks, 0);
+	f0 = lookup(t->fs, SUFS_ROOT_INO, "f000");
+	root_links = stat_(t->fs, SUFS_ROOT_INO).links;
+
+	assert_int_equal(sufs_link(t->fs, f0, SUFS_ROOT_INO, "again", 5), -ENOSPC);
+	assert_int_equal(stat_(t->fs, f0).links, 1);
+	assert_int_equal(sufs_lookup(t->fs, SUFS_ROOT_INO, "again", 5, &ino), -ENOENT);
+
+	/* one block free: the new directory's, none for the root's growth */
+	assert_int_equal(sufs_truncate(t->fs, fill, off - 1024), 0);
+	assert_int_equal(sufs_sync(t->fs), 0);
+	free_blocks = sufs_get_super(t->fs)->free_blocks;
+	assert_int_equal(free_blocks, 1);
+	free_inodes = sufs_get_super(t->fs)->free_inodes;
+	assert_int_equal(sufs_mkdir(t->fs, SUFS_ROOT_INO, "child", 5, 0755, NULL, &ino), -ENOSPC);
+	assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).links, root_links);
+	assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).size, 1024);
+	assert_int_equal(sufs_lookup(t->fs, SUFS_ROOT_INO, "child", 5, &ino), -ENOENT);
+	/* the directory and its block come back once their freeing is on disk */
+	assert_int_equal(sufs_sync(t->fs), 0);
+	assert_int_equal(sufs_get_super(t->fs)->free_blocks, free_blocks);
+	assert_int_equal(sufs_get_super(t->fs)->free_inodes, free_inodes);
+	tu_assert_summaries(t->fs);
+	assert_checks_clean(t);
+	assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).links, root_links);
+	assert_int_equal(stat_(t->fs, lookup(t->fs, SUFS_ROOT_INO, "f000")).links, 1);
+	/* and with the block back, a file can be named: the root grows */
+	assert_int_equal(sufs_link(t->fs, f0, SUFS_ROOT_INO, "again", 5), 0);
+	assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).size, 2048);
+	assert_checks_clean(t);
+}
+
 static void running_out_of_inodes_fails_with_enospc_and_keeps_the_counts(void **state)
 {
 	struct tfs *t = *state;
@@ -1993,6 +2065,7 @@ int main(void)
 		T(a_directory_that_cannot_grow_by_a_block_and_its_indirect_block_allocates_nothing),
 		T(a_name_that_needs_a_new_directory_block_in_a_full_image_fails_cleanly),
 		T(a_mkdir_that_fails_for_lack_of_blocks_leaves_the_parents_link_count_alone),
+		T(a_link_or_mkdir_whose_parent_cannot_grow_undoes_its_link_counts),
 		T(running_out_of_inodes_fails_with_enospc_and_keeps_the_counts),
 		T(a_create_that_fails_gives_back_its_inode_and_blocks),
 		T(everything_made_survives_close_and_reopen),
