@@ -564,6 +564,50 @@ static void namei_reports_eloop_enotdir_and_enoent(void **state)
 	assert_int_equal(namei(fs, SUFS_ROOT_INO, longname, 1, &ino), -ENAMETOOLONG);
 }
 
+/* n copies of "/." after head */
+static char *dots(const char *head, size_t n, const char *tail)
+{
+	size_t hl = strlen(head), i;
+	char *p = malloc(hl + 2 * n + strlen(tail) + 1);
+
+	assert_non_null(p);
+	memcpy(p, head, hl);
+	for (i = 0; i < n; i++)
+		memcpy(p + hl + 2 * i, "/.", 2);
+	strcpy(p + hl + 2 * n, tail);
+	return p;
+}
+
+/*
+ * Each symlink's target goes in front of what is left of the path, in a
+ * buffer of 2 * SUFS_PATH_MAX bytes: a path of 4094 bytes through a
+ * symlink of 4094 bytes through a third fits while the last target is
+ * shorter than 11 bytes, and is ENAMETOOLONG from there (with the NUL, 10
+ * + 4090 + 4090 + 1 = 8191 bytes).
+ */
+static void namei_fails_with_enametoolong_when_symlinks_make_the_path_too_long(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t d = mkdir_(fs, SUFS_ROOT_INO, "d"), ino;
+	char *t1a = dots("/s2a", 2045, ""), *t1b = dots("/s2b", 2045, "");
+	char *pa = dots("/s1a", 2045, ""), *pb = dots("/s1b", 2045, "");
+
+	assert_int_equal(strlen(t1a), 4094);
+	assert_int_equal(strlen(pa), 4094);
+	symlink_(fs, SUFS_ROOT_INO, "s1a", t1a);
+	symlink_(fs, SUFS_ROOT_INO, "s1b", t1b);
+	symlink_(fs, SUFS_ROOT_INO, "s2a", "/d/./././.");  /* 10 bytes */
+	symlink_(fs, SUFS_ROOT_INO, "s2b", "/d/./././/."); /* 11 bytes */
+	assert_int_equal(resolve(fs, SUFS_ROOT_INO, pa), d);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, pb, 1, &ino), -ENAMETOOLONG);
+	/* the same symlinks with less path after them resolve */
+	assert_int_equal(resolve(fs, SUFS_ROOT_INO, "/s1b/."), d);
+	free(t1a);
+	free(t1b);
+	free(pa);
+	free(pb);
+}
+
 static void namei_parent_splits_off_the_last_component(void **state)
 {
 	struct sufs_fs *fs = fs_of(state);
@@ -2052,6 +2096,7 @@ int main(void)
 		T(namei_resolves_absolute_relative_and_dotdot_paths),
 		T(namei_follows_symlinks_in_the_middle_and_at_the_end_only_when_asked),
 		T(namei_reports_eloop_enotdir_and_enoent),
+		T(namei_fails_with_enametoolong_when_symlinks_make_the_path_too_long),
 		T(namei_parent_splits_off_the_last_component),
 		T(readdir_lists_every_name_with_its_type_in_order),
 		T(names_that_exist_fail_with_eexist_for_every_kind_of_node),
