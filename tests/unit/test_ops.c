@@ -608,6 +608,84 @@ static void namei_fails_with_enametoolong_when_symlinks_make_the_path_too_long(v
 	free(pb);
 }
 
+/* Damage: entry `name` of dir's first block names inode ino (a raw write,
+ * as sufs-debug -w makes one; entry: inode number, record length, name
+ * length, type, name). */
+static void point_entry(struct sufs_fs *fs, uint32_t dir, const char *name, uint32_t ino)
+{
+	uint32_t bs = sufs_get_super(fs)->block_size, off = 0;
+	uint8_t *blk = malloc(bs);
+	uint64_t pblk;
+
+	assert_non_null(blk);
+	assert_int_equal(sufs_bmap(fs, dir, 0, &pblk), 0);
+	assert_int_equal(sufs_block_read(fs, pblk, blk), 0);
+	while (blk[off + 6] != strlen(name) || memcmp(blk + off + 8, name, strlen(name))) {
+		off += blk[off + 4] | (uint32_t)blk[off + 5] << 8;
+		assert_true(off < bs - SUFS_DIR_TAIL_SIZE);
+	}
+	blk[off] = (uint8_t)ino;
+	blk[off + 1] = (uint8_t)(ino >> 8);
+	blk[off + 2] = (uint8_t)(ino >> 16);
+	blk[off + 3] = (uint8_t)(ino >> 24);
+	sufs_dirblock_seal(blk, bs, pblk);
+	assert_int_equal(sufs_block_write(fs, pblk, blk), 0);
+	free(blk);
+}
+
+/* Hostile metadata: an entry naming an inode the image cannot have, a
+ * symlink of size 0, a directory with no links, a ".." that names its own
+ * directory: the operations that meet them fail, as corrupt, and change
+ * nothing. */
+static void operations_on_damaged_metadata_fail_and_change_nothing(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t d = mkdir_(fs, SUFS_ROOT_INO, "d"), e = mkdir_(fs, SUFS_ROOT_INO, "e");
+	uint32_t sub = mkdir_(fs, e, "sub"), m = mkdir_(fs, SUFS_ROOT_INO, "m"), ino;
+	uint32_t s = symlink_(fs, SUFS_ROOT_INO, "s", "d");
+	uint32_t impossible = sufs_get_super(fs)->inodes_count + 1;
+	struct sufs_inode in;
+	char target[16];
+	size_t len;
+
+	create(fs, d, "x");
+	point_entry(fs, d, "x", impossible);
+	assert_int_equal(sufs_lookup(fs, d, "x", 1, &ino), -SUFS_ECORRUPT);
+	assert_int_equal(sufs_unlink(fs, d, "x", 1), -SUFS_ECORRUPT);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/d/x", 1, &ino), -SUFS_ECORRUPT);
+	assert_int_equal(sufs_rename(fs, d, "x", 1, d, "y", 1), -SUFS_ECORRUPT);
+	assert_int_equal(sufs_lookup(fs, d, "y", 1, &ino), -ENOENT);
+	/* and as the name a rename would replace */
+	create(fs, d, "z");
+	assert_int_equal(sufs_rename(fs, d, "z", 1, d, "x", 1), -SUFS_ECORRUPT);
+	assert_int_equal(sufs_lookup(fs, d, "z", 1, &ino), 0);
+
+	assert_int_equal(sufs_inode_get(fs, s, &in), 0);
+	in.size = 0;
+	assert_int_equal(sufs_inode_put(fs, s, &in), 0);
+	assert_int_equal(sufs_readlink(fs, s, target, sizeof(target), &len), -SUFS_ECORRUPT);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/s/x", 0, &ino), -SUFS_ECORRUPT);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/s", 1, &ino), -SUFS_ECORRUPT);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/s", 0, &ino), 0);
+
+	assert_int_equal(sufs_inode_get(fs, m, &in), 0);
+	in.links = 0;
+	assert_int_equal(sufs_inode_put(fs, m, &in), 0);
+	assert_int_equal(sufs_create(fs, m, "n", 1, 0644, &user, &ino), -ENOENT);
+	assert_int_equal(sufs_mkdir(fs, m, "n", 1, 0755, &user, &ino), -ENOENT);
+	assert_int_equal(sufs_lookup(fs, m, "n", 1, &ino), -ENOENT);
+
+	/* moving a directory checks that it does not go inside itself by
+	 * walking up from where it goes: a ".." loop is corruption */
+	point_entry(fs, sub, "..", sub);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "d", 1, sub, "d", 1), -SUFS_ECORRUPT);
+	assert_int_equal(lookup(fs, SUFS_ROOT_INO, "d"), d);
+	assert_int_equal(sufs_lookup(fs, sub, "d", 1, &ino), -ENOENT);
+	assert_int_equal(stat_(fs, sub).links, 2);
+	assert_int_equal(stat_(fs, SUFS_ROOT_INO).links, 5); /* d, e and m */
+	assert_int_equal(stat_(fs, e).links, 3);
+}
+
 static void namei_parent_splits_off_the_last_component(void **state)
 {
 	struct sufs_fs *fs = fs_of(state);
@@ -2097,6 +2175,7 @@ int main(void)
 		T(namei_follows_symlinks_in_the_middle_and_at_the_end_only_when_asked),
 		T(namei_reports_eloop_enotdir_and_enoent),
 		T(namei_fails_with_enametoolong_when_symlinks_make_the_path_too_long),
+		T(operations_on_damaged_metadata_fail_and_change_nothing),
 		T(namei_parent_splits_off_the_last_component),
 		T(readdir_lists_every_name_with_its_type_in_order),
 		T(names_that_exist_fail_with_eexist_for_every_kind_of_node),
