@@ -812,6 +812,8 @@ static void writing_a_directory_fails_with_eisdir_and_a_special_file_with_einval
 	uint32_t d = mkdir_(fs, SUFS_ROOT_INO, "d");
 	uint32_t l = symlink_(fs, SUFS_ROOT_INO, "l", "d");
 	uint32_t p;
+	char buf[4];
+	size_t done = 1;
 
 	assert_int_equal(sufs_mknod(fs, SUFS_ROOT_INO, "p", 1, S_IFIFO | 0600, 0, 0, NULL, &p), 0);
 	assert_int_equal(sufs_write(fs, d, 0, "x", 1), -EISDIR);
@@ -819,6 +821,54 @@ static void writing_a_directory_fails_with_eisdir_and_a_special_file_with_einval
 	assert_int_equal(sufs_write(fs, p, 0, "x", 1), -EINVAL);
 	assert_int_equal(stat_(fs, d).size, 4096);
 	assert_int_equal(stat_(fs, p).size, 0);
+	/* nor is a special file read */
+	assert_int_equal(sufs_read(fs, p, 0, buf, sizeof(buf), &done), -EINVAL);
+	assert_int_equal(done, 0);
+}
+
+/*
+ * A file whose single indirect pointer lies past the end of the image:
+ * reading, writing and truncating through it fail as corrupt and change
+ * nothing (not the size, not the bytes of the direct blocks, not the tail
+ * of the last block a truncation would keep); a truncation that drops the
+ * whole indirect tree goes through, and leaves only leaks behind.
+ */
+static void a_block_pointer_past_the_image_fails_reads_writes_and_truncates_as_corrupt(
+	void **state)
+{
+	struct tfs *t = *state;
+	struct sufs_fs *fs = t->fs;
+	uint32_t f = create(fs, SUFS_ROOT_INO, "f");
+	uint64_t size = 14 * 4096, bad = sufs_get_super(fs)->blocks_count + 7;
+	struct sufs_check_opts o = { .flags = SUFS_CHECK_NO | SUFS_CHECK_FORCE };
+	struct sufs_check_result r;
+	struct sufs_inode in;
+	uint8_t buf[4096];
+	size_t done;
+
+	write_pattern(fs, f, 0, size, 3);
+	assert_int_equal(sufs_inode_get(fs, f, &in), 0);
+	assert_int_not_equal(in.block[SUFS_IND], 0);
+	in.block[SUFS_IND] = bad;
+	assert_int_equal(sufs_inode_put(fs, f, &in), 0);
+
+	assert_int_equal(sufs_read(fs, f, 13 * 4096, buf, sizeof(buf), &done), -SUFS_ECORRUPT);
+	assert_int_equal(sufs_write(fs, f, 12 * 4096 + 10, "x", 1), -SUFS_ECORRUPT);
+	assert_int_equal(sufs_write(fs, f, 20 * 4096, "x", 1), -SUFS_ECORRUPT);
+	assert_int_equal(sufs_truncate(fs, f, 13 * 4096 + 100), -SUFS_ECORRUPT);
+	assert_int_equal(sufs_truncate(fs, f, 12 * 4096 + 100), -SUFS_ECORRUPT);
+	assert_int_equal(stat_(fs, f).size, size);
+	assert_pattern(fs, f, 0, 12 * 4096, 3);
+
+	/* all of the indirect tree goes: the bad pointer with it */
+	assert_int_equal(sufs_truncate(fs, f, 5000), 0);
+	assert_int_equal(stat_(fs, f).size, 5000);
+	assert_pattern(fs, f, 0, 5000, 3);
+	assert_int_equal(sufs_inode_get(fs, f, &in), 0);
+	assert_int_equal(in.block[SUFS_IND], 0);
+	tu_close(t);
+	assert_int_equal(sufs_check(t->path, &o, &r), 0);
+	assert_int_equal(r.nonleaks, 0);
 }
 
 static void names_longer_than_255_bytes_fail_with_enametoolong(void **state)
@@ -2181,6 +2231,7 @@ int main(void)
 		T(names_that_exist_fail_with_eexist_for_every_kind_of_node),
 		T(making_a_name_inside_a_file_fails_with_enotdir),
 		T(writing_a_directory_fails_with_eisdir_and_a_special_file_with_einval),
+		T(a_block_pointer_past_the_image_fails_reads_writes_and_truncates_as_corrupt),
 		T(names_longer_than_255_bytes_fail_with_enametoolong),
 		T(a_link_count_at_link_max_fails_with_emlink),
 		T(a_read_only_file_system_refuses_every_change_with_erofs),
