@@ -1037,6 +1037,37 @@ assert d["seconds"] >= 0' "$output"
 	assert_success
 }
 
+@test "--random on a tree of every kind of node, a file past 8 MiB and the names it would pick: clean, and its script replays the same" {
+	local p n
+	{
+		printf '%s\n' "mknod /c c 1 3" "mknod /b b 8 0" "mknod /so s" "mknod /fifo p" \
+			"create /big" "truncate /big 100M" "write /big 50M 10K 1"
+		# every fresh name of the root the workload would make first
+		for p in f d n s h r m; do
+			for n in $(seq 1 20); do
+				echo "create /$p$n"
+			done
+		done
+	} >"$T/pre"
+	run "$REPLAY" "$IMG" "$T/pre"
+	assert_success
+	cp "$IMG" "$T/s.img"
+	run --separate-stderr "$REPLAY" --random 300 --seed 4 --print-script "$IMG"
+	assert_success
+	printf '%s\n' "$output" >"$T/script"
+	# the fresh names are new: no line expects EEXIST of a name the tree had
+	! grep -Eq '^(create|mkdir|mknod|symlink [^ ]*) /[fdnshrm]([1-9]|1[0-9]|20)( |$)' "$T/script"
+	run "$REPLAY" --random 300 --seed 4 "$IMG"
+	assert_success
+	run "$REPLAY" "$T/s.img" "$T/script"
+	assert_success
+	# the same image but for the superblock's time of mounting (the real
+	# clock's), in the first block (one group: no backup superblock)
+	cmp <(tail -c +4097 "$IMG") <(tail -c +4097 "$T/s.img")
+	run "$FSCK" -f -n "$IMG"
+	assert_success
+}
+
 @test "--random fills a small image without running out of space" {
 	mkimg "$IMG" 2M -b 1024
 	run "$REPLAY" --random 3000 --seed 11 "$IMG"
