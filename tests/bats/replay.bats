@@ -1068,6 +1068,31 @@ assert d["seconds"] >= 0' "$output"
 	assert_success
 }
 
+@test "--cache: a small cache writes back more often; under 64 blocks it is 64 blocks" {
+	local i stats=()
+	mkimg "$T/orig.img" 4M
+	printf '%s\n' "mkdir /a" "create /a/f" "write /a/f 0 300K 1" "mkdir /b" "create /b/g" \
+		"write /b/g 0 200K 2" "unlink /a/f" >"$T/script"
+	for c in "" "--cache 1K" "--cache 256K"; do
+		cp "$T/orig.img" "$IMG"
+		run --separate-stderr "$REPLAY" --stats $c "$IMG" "$T/script"
+		assert_success
+		stats+=("$(grep -v '^Wall time:' <<<"$output")")
+		run "$FSCK" -f -n "$IMG"
+		assert_success
+		[ "$(field /b/g 6)" = 204800 ]
+	done
+	# 1K and 256K (64 blocks of 4 KiB) are the same cache
+	assert_equal "${stats[1]}" "${stats[2]}"
+	epochs() { sed -n 's/^Epochs: *//p' <<<"$1"; }
+	peak() { sed -n 's/^Peak cache bytes: *//p' <<<"$1"; }
+	[ "$(epochs "${stats[1]}")" -gt "$(epochs "${stats[0]}")" ]
+	[ "$(peak "${stats[1]}")" -le 262144 ]
+	[ "$(peak "${stats[0]}")" -gt 262144 ]
+	run --separate-stderr "$REPLAY" --cache 0 "$IMG" "$T/script"
+	assert_failure 1
+}
+
 @test "--random fills a small image without running out of space" {
 	mkimg "$IMG" 2M -b 1024
 	run "$REPLAY" --random 3000 --seed 11 "$IMG"
