@@ -306,6 +306,15 @@ link /f /g'
 	assert_output --partial "cannot read $T/no-such-script"
 }
 
+@test "a script that is a directory cannot be read: exit 4, the image closed clean" {
+	mkdir "$T/dir"
+	run --separate-stderr "$REPLAY" "$IMG" "$T/dir"
+	assert_failure 4
+	assert_equal "$stderr" "sufs-replay: reading $T/dir: Is a directory"
+	run "$DUMP" -h "$IMG"
+	assert_output --regexp 'Filesystem state: +clean'
+}
+
 @test "a successful run prints nothing and leaves the image clean" {
 	play 'mkdir /a'
 	assert_success
@@ -1091,6 +1100,22 @@ assert d["seconds"] >= 0' "$output"
 	[ "$(peak "${stats[0]}")" -gt 262144 ]
 	run --separate-stderr "$REPLAY" --cache 0 "$IMG" "$T/script"
 	assert_failure 1
+}
+
+@test "--random: an image that cannot be opened exits 2, a tree that cannot be read exits 8" {
+	run --separate-stderr "$REPLAY" --print-script --random 3 "$T/missing.img"
+	assert_failure 2
+	assert_output ""
+	assert_equal "$stderr" "sufs-replay: cannot open $T/missing.img: No such file or directory"
+	play $'mkdir /a\ncreate /a/f'
+	assert_success
+	"$DEBUG" -w -R "set_inode_field /a size 100" "$IMG"   # not whole blocks
+	for o in --print-script ""; do
+		run --separate-stderr "$REPLAY" --random 3 $o "$IMG"
+		assert_failure 8
+		assert_output ""
+		assert_equal "$stderr" "sufs-replay: reading the tree of $IMG: corrupt metadata"
+	done
 }
 
 @test "--random fills a small image without running out of space" {
