@@ -900,6 +900,8 @@ static int do_rename(struct sufs_fs *fs, uint32_t sdir, const char *sname, size_
 		err = load_parent(fs, ddir, &ddin);
 	if (!err)
 		err = dir_lookup(fs, sdir, &sdin, sname, slen, &ino);
+	if (!err && !inode_valid_ino(fs, ino))
+		err = -SUFS_ECORRUPT; /* an entry naming an inode the image cannot have */
 	if (!err)
 		err = load_mutable(fs, ino, &in);
 	if (!err && snap_dir_pinned(fs, sdir, sname, slen))
@@ -918,6 +920,8 @@ static int do_rename(struct sufs_fs *fs, uint32_t sdir, const char *sname, size_
 		tino = 0;
 	else if (err)
 		return err;
+	else if (!inode_valid_ino(fs, tino))
+		return -SUFS_ECORRUPT;
 	if (tino == ino)
 		return 0; /* two names of one file: nothing to do */
 	if (tino) {

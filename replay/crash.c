@@ -747,7 +747,7 @@ static int run_workload(struct harness *h)
 	if (o->script) {
 		src.f = strcmp(o->script, "-") ? fopen(o->script, "re") : stdin;
 		if (!src.f) {
-			errmsg("cannot read %s: %s", o->script, strerror(errno));
+			errmsg("cannot read %s: %s", shown(o->script), strerror(errno));
 			sufs_dev_close(dev);
 			return CRASH_EXIT_SCRIPT;
 		}

@@ -894,7 +894,7 @@ int main(int argc, char **argv)
 	close_source(&src);
 	rc = iodev_free(io);
 	if (rc && a.iolog && status != EXIT_IO) {
-		errmsg("writing the I/O log %s: %s", a.iolog, strerror(-rc));
+		errmsg("writing the I/O log %s: %s", shown(a.iolog), strerror(-rc));
 		status = EXIT_IO;
 	}
 	if (a.stats && (status == EXIT_OK || status == EXIT_CRASHED))

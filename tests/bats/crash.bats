@@ -157,6 +157,31 @@ with open(sys.argv[1], "r+b") as f:
 	[[ $stderr == *"checksum"* ]]
 }
 
+@test "a workload script that cannot be read exits 4, its name shown escaped" {
+	crash --crash-check "$BASE" "$T/no-such"$'\033'"x"
+	assert_failure 4
+	assert_output ""
+	assert_equal "$stderr" "sufs-replay: cannot read $T/no-such\\x1bx: No such file or directory"
+}
+
+@test "a violation whose image cannot be saved says so; the reproduce command keeps --cache" {
+	crash --crash-state 4:s4 --break-rule 1 --cache 64K --crash-dir "$T/missing" \
+		--random 200 --seed 1 "$BASE"
+	assert_failure 16
+	assert_output --partial "1 crash states checked"
+	[[ $stderr == *"VIOLATION in --random 200 --seed 1, state 4:s4 "* ]]
+	grep -qx "  (the image could not be saved in $T/missing: No such file or directory)" <<<"$stderr"
+	! grep -q '^  image: ' <<<"$stderr"
+	cmd=$(sed -n 's/^  reproduce: //p' <<<"$stderr")
+	assert_equal "$cmd" "SOURCE_DATE_EPOCH=1700000000 sufs-replay --crash-state 4:s4 --mode softdep --break-rule 1 --cache 65536 --random 200 --seed 1 $BASE"
+	[ ! -e "$T/missing" ]
+	# the command, run, finds the same violation
+	crash ${cmd#*sufs-replay }
+	assert_failure 16
+	[[ $stderr == *"VIOLATION in --random 200 --seed 1, state 4:s4 "* ]]
+	ls crash-*.img >/dev/null
+}
+
 @test "--quiet prints nothing when nothing is violated, in JSON too; the JSON keys" {
 	crash -q --crash-check=sample:5 --random 20 "$BASE"
 	assert_success

@@ -236,6 +236,60 @@ crash_point() {
 	[ "$(sha "$IMG")" = "$before" ]
 }
 
+@test "more usage errors: each message exact, exit 1, the image untouched" {
+	local before
+	before=$(sha "$IMG")
+	bad() {
+		local want=$1
+		shift
+		run --separate-stderr "$REPLAY" "$@" "$IMG" /dev/null
+		assert_failure 1
+		assert_equal "$output" ""
+		assert_equal "${stderr%%$'\n'*}" "sufs-replay: $want"
+	}
+	bad "invalid cache size '0'" --cache 0
+	bad "invalid cache size '12Q'" --cache 12Q
+	bad "--crash-check and --crash-state go alone" --crash-state final --crash-check
+	bad "--crash-check and --crash-state go alone" --crash-check --crash-state final
+	bad "--crash-check and --crash-state go alone" --crash-check --crash-check
+	bad "invalid value for --jobs: '0' (1 to 256)" --crash-check --jobs 0
+	bad "invalid value for --jobs: '257' (1 to 256)" --crash-check --jobs 257
+	bad "--quiet goes with --crash-check" -q
+	bad "--quiet goes with --crash-check" --quiet --stats
+	bad "--bgfsck goes with a workload run whole, or with --crash-check" \
+		--bgfsck --crash-after-write 3
+	bad "--bgfsck goes with a workload run whole, or with --crash-check" \
+		--bgfsck --crash-after-epoch 1
+	run --separate-stderr "$REPLAY" --bgfsck --print-script --random 3 "$IMG"
+	assert_failure 1
+	assert_equal "${stderr%%$'\n'*}" "sufs-replay: --bgfsck goes with a workload run whole, or with --crash-check"
+	[ "$(sha "$IMG")" = "$before" ]
+}
+
+@test "--bgfsck --stats: the background check's row; worse than a leak: a warning, the image marked for a full check" {
+	play 'create /f
+write /f 0 5000 1
+link /f /g'
+	assert_success
+	play 'create /h' --bgfsck --stats
+	assert_success
+	[ -z "$stderr" ]
+	assert_output --regexp $'\nBackground check: +exit 0, 0 problems \\(0 leaks\\), 0 fixed, [0-9.]+ s$'
+	run "$FSCK" -f -n "$IMG"
+	assert_success
+	# a link count too low is worse than a leak: the check reports it, fixes
+	# nothing, and the run still ends well, the image marked for fsck -f
+	"$DEBUG" -w -R "set_inode_field /f links 1" "$IMG"
+	play 'create /i' --bgfsck --stats
+	assert_success
+	assert_equal "$stderr" "sufs-replay: warning: background check of $IMG: 1 problem worse than a leak; the file system is marked for a full check"
+	assert_output --regexp $'\nBackground check: +exit 4, 1 problems \\(0 leaks\\), 0 fixed, [0-9.]+ s$'
+	run "$DUMP" -h "$IMG"
+	assert_output --regexp $'\nFilesystem flags: +needs_fsck\n'
+	dbg 'ls /'
+	assert_line i
+}
+
 @test "an image that cannot be opened exits 2" {
 	printf 'sync\n' >"$T/script"
 	run "$REPLAY" "$T/missing.img" "$T/script"
@@ -250,6 +304,15 @@ crash_point() {
 	run "$REPLAY" "$IMG" "$T/no-such-script"
 	assert_failure 4
 	assert_output --partial "cannot read $T/no-such-script"
+}
+
+@test "a script that is a directory cannot be read: exit 4, the image closed clean" {
+	mkdir "$T/dir"
+	run --separate-stderr "$REPLAY" "$IMG" "$T/dir"
+	assert_failure 4
+	assert_equal "$stderr" "sufs-replay: reading $T/dir: Is a directory"
+	run "$DUMP" -h "$IMG"
+	assert_output --regexp 'Filesystem state: +clean'
 }
 
 @test "a successful run prints nothing and leaves the image clean" {
@@ -693,6 +756,13 @@ write /small 0 10K 4'
 	[ "$(field /f 5)" = 16 ]
 }
 
+@test "\\xHH takes its hex digits in either case" {
+	play 'mkdir "/\x4A\x4b\x6C\x6d"'
+	assert_success
+	dbg "ls /"
+	assert_output $'.\n..\nJKlm'
+}
+
 @test "an image's or a script's name is shown with escapes, never a control byte raw" {
 	run --separate-stderr "$REPLAY" --random 3 "$T/e"$'\033'"[1mx"
 	assert_failure 2
@@ -734,6 +804,25 @@ mknod /n x|mknod: bad type (c, b, p or s) x
 chown a:b /f|chown: bad owner (UID:GID) a:b
 utimes /f 1.1234567890 0|utimes: bad access time 1.1234567890
 utimes /f 1 x|utimes: bad modification time x
+utimes /f .5 0|utimes: bad access time .5
+utimes /f - 0|utimes: bad access time -
+utimes /f 99999999999999999999 0|utimes: bad access time 99999999999999999999
+utimes /f 1.x 0|utimes: bad access time 1.x
+utimes /f 1. 0|utimes: bad access time 1.
+mkdir /a 077777|mkdir: bad mode 077777
+mkdir /a ""|mkdir: bad mode ""
+chmod 10000 /f|chmod: bad mode 10000
+chmod 8 /f|chmod: bad mode 8
+create /f 9|create: bad mode 9
+chown 12345678901234567 /f|chown: bad owner (UID:GID) 12345678901234567
+chown 1:x /f|chown: bad owner (UID:GID) 1:x
+chown : /f|chown: bad owner (UID:GID) :
+chown "" /f|chown: bad owner (UID:GID) ""
+write /f 0 1 x|write: bad seed x
+write /f 18446744073709551615 1|write /f 18446744073709551615 1: File too large (EFBIG)
+mknod /n c x 1|mknod: bad major number x
+mknod /n c 1 y|mknod: bad minor number y
+truncate /f x|truncate: bad size x
 sync now|sync: wrong number of arguments (usage: sync)
 !EWHAT mkdir /a|unknown error name '!EWHAT'
 !ENOENT|!ENOENT: no operation follows
@@ -955,6 +1044,78 @@ assert d["seconds"] >= 0' "$output"
 	grep -q ' /old/file' <<<"$output"
 	run "$REPLAY" --random 400 --seed 2 "$IMG"
 	assert_success
+}
+
+@test "--random on a tree of every kind of node, a file past 8 MiB and the names it would pick: clean, and its script replays the same" {
+	local p n
+	{
+		printf '%s\n' "mknod /c c 1 3" "mknod /b b 8 0" "mknod /so s" "mknod /fifo p" \
+			"create /big" "truncate /big 100M" "write /big 50M 10K 1"
+		# every fresh name of the root the workload would make first
+		for p in f d n s h r m; do
+			for n in $(seq 1 20); do
+				echo "create /$p$n"
+			done
+		done
+	} >"$T/pre"
+	run "$REPLAY" "$IMG" "$T/pre"
+	assert_success
+	cp "$IMG" "$T/s.img"
+	run --separate-stderr "$REPLAY" --random 300 --seed 4 --print-script "$IMG"
+	assert_success
+	printf '%s\n' "$output" >"$T/script"
+	# the fresh names are new: no line expects EEXIST of a name the tree had
+	! grep -Eq '^(create|mkdir|mknod|symlink [^ ]*) /[fdnshrm]([1-9]|1[0-9]|20)( |$)' "$T/script"
+	run "$REPLAY" --random 300 --seed 4 "$IMG"
+	assert_success
+	run "$REPLAY" "$T/s.img" "$T/script"
+	assert_success
+	# the same image but for the superblock's time of mounting (the real
+	# clock's), in the first block (one group: no backup superblock)
+	cmp <(tail -c +4097 "$IMG") <(tail -c +4097 "$T/s.img")
+	run "$FSCK" -f -n "$IMG"
+	assert_success
+}
+
+@test "--cache: a small cache writes back more often; under 64 blocks it is 64 blocks" {
+	local i stats=()
+	mkimg "$T/orig.img" 4M
+	printf '%s\n' "mkdir /a" "create /a/f" "write /a/f 0 300K 1" "mkdir /b" "create /b/g" \
+		"write /b/g 0 200K 2" "unlink /a/f" >"$T/script"
+	for c in "" "--cache 1K" "--cache 256K"; do
+		cp "$T/orig.img" "$IMG"
+		run --separate-stderr "$REPLAY" --stats $c "$IMG" "$T/script"
+		assert_success
+		stats+=("$(grep -v '^Wall time:' <<<"$output")")
+		run "$FSCK" -f -n "$IMG"
+		assert_success
+		[ "$(field /b/g 6)" = 204800 ]
+	done
+	# 1K and 256K (64 blocks of 4 KiB) are the same cache
+	assert_equal "${stats[1]}" "${stats[2]}"
+	epochs() { sed -n 's/^Epochs: *//p' <<<"$1"; }
+	peak() { sed -n 's/^Peak cache bytes: *//p' <<<"$1"; }
+	[ "$(epochs "${stats[1]}")" -gt "$(epochs "${stats[0]}")" ]
+	[ "$(peak "${stats[1]}")" -le 262144 ]
+	[ "$(peak "${stats[0]}")" -gt 262144 ]
+	run --separate-stderr "$REPLAY" --cache 0 "$IMG" "$T/script"
+	assert_failure 1
+}
+
+@test "--random: an image that cannot be opened exits 2, a tree that cannot be read exits 8" {
+	run --separate-stderr "$REPLAY" --print-script --random 3 "$T/missing.img"
+	assert_failure 2
+	assert_output ""
+	assert_equal "$stderr" "sufs-replay: cannot open $T/missing.img: No such file or directory"
+	play $'mkdir /a\ncreate /a/f'
+	assert_success
+	"$DEBUG" -w -R "set_inode_field /a size 100" "$IMG"   # not whole blocks
+	for o in --print-script ""; do
+		run --separate-stderr "$REPLAY" --random 3 $o "$IMG"
+		assert_failure 8
+		assert_output ""
+		assert_equal "$stderr" "sufs-replay: reading the tree of $IMG: corrupt metadata"
+	done
 }
 
 @test "--random fills a small image without running out of space" {

@@ -235,6 +235,48 @@ static void alloc_inode_returns_enospc_when_every_inode_is_used(void **state)
 	tu_assert_summaries(fs);
 }
 
+/* Damage: every bit of group g's bitmap set on disk (a raw write), its
+ * summary left saying what it said. */
+static void fill_bitmap_raw(struct sufs_fs *fs, enum sufs_bitmap which, uint32_t g)
+{
+	struct sufs_group_layout l;
+	uint8_t blk[1024];
+
+	sufs_group_layout(&fs->sb, g, &l);
+	memset(blk, 0xff, sizeof(blk));
+	assert_int_equal(sufs_block_write(fs, which == SUFS_BITMAP_BLOCK ? l.block_bitmap
+					  : l.inode_bitmap, blk), 0);
+}
+
+/* A bitmap full while its group's summary says there is room (a damaged
+ * image): nothing in use is handed out again, the next group serves, and
+ * with every bitmap full it is ENOSPC. */
+static void a_full_bitmap_whose_summary_says_free_is_passed_over(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t ino, g;
+	uint64_t blk;
+
+	fill_bitmap_raw(fs, SUFS_BITMAP_INODE, 2);
+	assert_int_equal(fs->groups[2].free_inodes, 64);
+	assert_int_equal(alloc_inode(fs, 2 * 64 + 5, 0, &ino, NULL), 0);
+	assert_int_equal(ino, 3 * 64 + 1);
+	assert_int_equal(fs->groups[2].free_inodes, 64);
+
+	fill_bitmap_raw(fs, SUFS_BITMAP_BLOCK, 1);
+	assert_int_equal(alloc_block(fs, first_data(fs, 1) + 10, &blk, NULL), 0);
+	assert_int_equal(blk, first_data(fs, 2));
+
+	for (g = 0; g < 4; g++) {
+		fill_bitmap_raw(fs, SUFS_BITMAP_INODE, g);
+		fill_bitmap_raw(fs, SUFS_BITMAP_BLOCK, g);
+	}
+	assert_int_equal(alloc_inode(fs, SUFS_ROOT_INO, 1, &ino, NULL), -ENOSPC);
+	assert_int_equal(alloc_inode(fs, SUFS_ROOT_INO, 0, &ino, NULL), -ENOSPC);
+	assert_int_equal(alloc_block(fs, 0, &blk, NULL), -ENOSPC);
+	assert_int_equal(sufs_create(fs, SUFS_ROOT_INO, "f", 1, 0644, NULL, &ino), -ENOSPC);
+}
+
 /* ---- bitmaps ------------------------------------------------------------------------ */
 
 static void bitmap_set_returns_1_on_a_change_0_otherwise_and_moves_the_summaries(void **state)
@@ -354,6 +396,7 @@ int main(void)
 		T(alloc_inode_keeps_files_in_their_parents_group),
 		T(a_file_goes_to_the_next_group_when_its_parents_group_is_full),
 		T(alloc_inode_returns_enospc_when_every_inode_is_used),
+		T(a_full_bitmap_whose_summary_says_free_is_passed_over),
 		T(bitmap_set_returns_1_on_a_change_0_otherwise_and_moves_the_summaries),
 		T(bitmap_set_refuses_numbers_out_of_range),
 		T(metadata_and_reserved_inodes_are_marked_in_use_by_mkfs),

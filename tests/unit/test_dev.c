@@ -230,6 +230,101 @@ static void read_only_device_refuses_writes_with_erofs(void **state)
 	assert_int_equal(f->dev->barriers, 0);
 }
 
+/* A device of another kind than an image file: bytes in memory, no
+ * resize; its writes fail once `fail_after` of them went through. */
+struct memdev {
+	uint8_t bytes[256 * 1024];
+	unsigned writes, fail_after;
+};
+
+static int mem_read(struct sufs_dev *dev, uint64_t off, void *buf, size_t len)
+{
+	struct memdev *m = dev->priv;
+
+	if (off > sizeof(m->bytes) || len > sizeof(m->bytes) - off)
+		return -EIO;
+	memcpy(buf, m->bytes + off, len);
+	return 0;
+}
+
+static int mem_write(struct sufs_dev *dev, uint64_t off, const void *buf, size_t len)
+{
+	struct memdev *m = dev->priv;
+
+	if (off > sizeof(m->bytes) || len > sizeof(m->bytes) - off || m->writes == m->fail_after)
+		return -EIO;
+	m->writes++;
+	memcpy(m->bytes + off, buf, len);
+	return 0;
+}
+
+static int mem_barrier(struct sufs_dev *dev)
+{
+	(void)dev;
+	return 0;
+}
+
+static void mem_close(struct sufs_dev *dev)
+{
+	(void)dev;
+}
+
+static const struct sufs_dev_ops mem_ops = { mem_read, mem_write, mem_barrier, NULL, mem_close };
+
+/* Zeroing on such a device writes zeros, 64 KiB at a time; it cannot be
+ * resized; a write that fails stops the zeroing with its error. */
+static void zero_on_another_kind_of_device_writes_zeros_and_resize_is_not_supported(void **state)
+{
+	static struct memdev m;
+	struct sufs_dev dev = { .ops = &mem_ops, .size = sizeof(m.bytes), .writable = 1,
+				.priv = &m };
+	uint8_t in[sizeof(m.bytes)];
+	uint64_t i;
+
+	(void)state;
+	memset(m.bytes, 0xa5, sizeof(m.bytes));
+	m.fail_after = UINT32_MAX;
+	/* 150000 bytes from 1000: three writes, the last short */
+	assert_int_equal(sufs_dev_zero(&dev, 1000, 150000), 0);
+	assert_int_equal(m.writes, 3);
+	assert_int_equal(dev.writes, 3);
+	assert_int_equal(dev.bytes_written, 150000);
+	assert_int_equal(sufs_dev_read(&dev, 0, in, sizeof(in)), 0);
+	for (i = 0; i < sizeof(in); i++)
+		if (in[i] != (i >= 1000 && i < 151000 ? 0 : 0xa5))
+			fail_msg("byte %llu is 0x%02x", (unsigned long long)i, in[i]);
+	assert_int_equal(sufs_dev_resize(&dev, 4096), -EOPNOTSUPP);
+	assert_int_equal(dev.size, sizeof(m.bytes));
+
+	memset(m.bytes, 0xa5, sizeof(m.bytes));
+	m.writes = 0;
+	m.fail_after = 1;
+	assert_int_equal(sufs_dev_zero(&dev, 0, 200000), -EIO);
+	assert_int_equal(m.writes, 1);
+	assert_int_equal(dev.write_error, -EIO);
+	assert_int_equal(m.bytes[65535], 0);
+	assert_int_equal(m.bytes[65536], 0xa5);
+}
+
+/* A file system cannot be opened for writing on a read-only device. */
+static void opening_a_file_system_for_writing_on_a_read_only_device_fails_with_erofs(void **state)
+{
+	struct tfs t = { 0 };
+	struct sufs_dev *dev;
+	struct sufs_fs *fs = NULL;
+
+	(void)state;
+	tu_make(&t, 4 << 20, 1024);
+	tu_close(&t);
+	assert_int_equal(sufs_dev_open(t.path, 0, &dev), 0);
+	assert_int_equal(sufs_open_dev(dev, SUFS_OPEN_RDWR, 0, &fs), -EROFS);
+	assert_null(fs);
+	/* the device stays the caller's after a failed open: read-only, it opens */
+	assert_int_equal(sufs_open_dev(dev, 0, 0, &fs), 0);
+	assert_int_equal(sufs_close(fs), 0); /* and the device with it */
+	tu_destroy(&t);
+}
+
 /* ---- sizes ----------------------------------------------------------------- */
 
 static void parse_size_accepts_every_suffix_in_powers_of_1024(void **state)
@@ -342,6 +437,8 @@ int main(void)
 		T(resize_sets_the_file_size_both_ways),
 		T(zero_returns_a_range_to_zeros_and_leaves_its_neighbours),
 		T(read_only_device_refuses_writes_with_erofs),
+		cmocka_unit_test(zero_on_another_kind_of_device_writes_zeros_and_resize_is_not_supported),
+		cmocka_unit_test(opening_a_file_system_for_writing_on_a_read_only_device_fails_with_erofs),
 		cmocka_unit_test(parse_size_accepts_every_suffix_in_powers_of_1024),
 		cmocka_unit_test(parse_size_refuses_malformed_and_overflowing_sizes),
 		T(probe_finds_nothing_on_a_file_of_zeros),

@@ -252,6 +252,103 @@ static void a_large_directory_puts_a_name_in_the_first_block_with_room(void **st
 	}
 }
 
+/* More large directories than the index keeps (DIRHASH_MAX_DIRS), used in
+ * turn, so that each use evicts another's index and builds its own again
+ * from the blocks: every name is still found once, an existing name is
+ * still refused, a removed one is gone, and no listing holds a name twice. */
+#define NDIRS (sizeof(((struct sufs_fs *)0)->dirhash) / sizeof(((struct sufs_fs *)0)->dirhash[0]) + 8)
+#define NNAMES 120
+
+static void dh_name(char *buf, size_t size, unsigned d, unsigned r)
+{
+	size_t len = (size_t)snprintf(buf, size, "%u-%u-", d, r);
+
+	while (len < 10 + (r * 7 + d) % 31)
+		buf[len++] = 'y';
+	buf[len] = 0;
+}
+
+static void more_large_directories_than_the_index_keeps_lose_no_name(void **state)
+{
+	struct sufs_fs *fs = ((struct tfs *)*state)->fs;
+	static struct sufs_inode din[NDIRS];
+	static uint32_t dir[NDIRS];
+	static int live[NDIRS][NNAMES];
+	struct listing *l = calloc(1, sizeof(*l));
+	char name[64];
+	unsigned d, r, i, seen, cached = 0;
+	uint32_t ino, old;
+
+	assert_non_null(l);
+	for (d = 0; d < NDIRS; d++) {
+		snprintf(name, sizeof(name), "big%u", d);
+		assert_int_equal(sufs_mkdir(fs, SUFS_ROOT_INO, name, strlen(name), 0755, NULL,
+					    &dir[d]), 0);
+		assert_int_equal(inode_load(fs, dir[d], &din[d]), 0);
+	}
+	/* one name to each directory in turn */
+	for (r = 0; r < NNAMES; r++)
+		for (d = 0; d < NDIRS; d++) {
+			dh_name(name, sizeof(name), d, r);
+			add(fs, dir[d], &din[d], name, 10000 * (d + 1) + r);
+			live[d][r] = 1;
+		}
+	for (d = 0; d < NDIRS; d++)
+		assert_true(din[d].size / BS >= 4); /* large enough to be indexed */
+	/* take away every third name, in turn, and put back every sixth */
+	for (r = 0; r < NNAMES; r += 3)
+		for (d = 0; d < NDIRS; d++) {
+			dh_name(name, sizeof(name), d, r);
+			assert_int_equal(dir_set(fs, dir[d], &din[d], name, strlen(name), 0, 0,
+						 UPD_DIRREM, &(struct waits){ 0 }, &old, NULL), 0);
+			assert_int_equal(old, 10000 * (d + 1) + r);
+			live[d][r] = 0;
+		}
+	for (r = 0; r < NNAMES; r += 6)
+		for (d = 0; d < NDIRS; d++) {
+			dh_name(name, sizeof(name), d, r);
+			add(fs, dir[d], &din[d], name, 10000 * (d + 1) + r);
+			live[d][r] = 1;
+		}
+	/* an existing name is refused, however long ago its index was built */
+	for (r = 0; r < NNAMES; r++)
+		for (d = 0; d < NDIRS; d++) {
+			dh_name(name, sizeof(name), d, r);
+			if (live[d][r])
+				assert_int_equal(dir_add(fs, dir[d], &din[d], name, strlen(name), 1,
+							 SUFS_FT_REG, NULL, &(struct waits){ 0 },
+							 NULL), -EEXIST);
+			else
+				assert_int_equal(dir_lookup(fs, dir[d], &din[d], name, strlen(name),
+							    &ino), -ENOENT);
+		}
+	/* every slot of the index is taken: some directories were evicted */
+	for (i = 0; i < NDIRS - 8; i++)
+		cached += fs->dirhash[i] != NULL;
+	assert_int_equal(cached, NDIRS - 8);
+	for (d = 0; d < NDIRS; d++) {
+		l->n = 0;
+		assert_int_equal(dir_iterate(fs, dir[d], &din[d], list_fn, l), 0);
+		for (r = 0, seen = 2; r < NNAMES; r++) {
+			unsigned count = 0;
+			dh_name(name, sizeof(name), d, r);
+			for (i = 0; i < l->n; i++)
+				if (!strcmp(l->names[i], name)) {
+					count++;
+					assert_int_equal(l->ino[i], 10000 * (d + 1) + r);
+				}
+			if (count != (unsigned)live[d][r])
+				fail_msg("directory %u lists '%s' %u times", d, name, count);
+			seen += count;
+			if (live[d][r])
+				assert_int_equal(lookup(fs, dir[d], &din[d], name, strlen(name)),
+						 10000 * (d + 1) + r);
+		}
+		assert_int_equal(l->n, seen);
+	}
+	free(l);
+}
+
 static void names_of_255_bytes_are_kept_whole(void **state)
 {
 	struct sufs_fs *fs = ((struct tfs *)*state)->fs;
@@ -466,6 +563,7 @@ int main(void)
 		T1(adding_an_existing_name_fails_with_eexist_and_changes_nothing),
 		T1(a_directory_grows_block_by_block_and_every_block_verifies),
 		T1(a_large_directory_puts_a_name_in_the_first_block_with_room),
+		T1(more_large_directories_than_the_index_keeps_lose_no_name),
 		T1(names_of_255_bytes_are_kept_whole),
 		T1(a_name_of_256_bytes_is_too_long),
 		T1(names_that_are_empty_or_hold_a_slash_or_nul_are_refused),

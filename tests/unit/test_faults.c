@@ -79,11 +79,13 @@ void *__wrap_realloc(void *p, size_t size)
 	return fail_now(ALLOC) ? NULL : __real_realloc(p, size);
 }
 
+static int reads_fail;          /* every read fails while set */
+
 /* The device the file system sees: the image file's, whose writes and
- * barriers fail when armed.  Reads never fail. */
+ * barriers fail when armed, and its reads while reads_fail is set. */
 static int fdev_read(struct sufs_dev *dev, uint64_t off, void *buf, size_t len)
 {
-	return sufs_dev_read(dev->priv, off, buf, len);
+	return reads_fail ? -EIO : sufs_dev_read(dev->priv, off, buf, len);
 }
 
 static int fdev_write(struct sufs_dev *dev, uint64_t off, const void *buf, size_t len)
@@ -183,6 +185,22 @@ static void fresh(struct tfs *t, unsigned mode)
 	sufs_set_clock(t->fs, TU_TIME_SEC + 1000, 0);
 	assert_int_equal(sufs_set_mode(t->fs, mode), 0);
 	sufs_set_cache_size(t->fs, 64 * 1024);
+}
+
+/* The image of t, closed, opened again for writing through the failing
+ * device (with nothing in its cache). */
+static void fresh_reopen(struct tfs *t)
+{
+	struct sufs_dev *inner, *dev;
+
+	assert_int_equal(sufs_dev_open(t->path, SUFS_DEV_RDWR, &inner), 0);
+	dev = calloc(1, sizeof(*dev));
+	assert_non_null(dev);
+	dev->ops = &fdev_ops;
+	dev->priv = inner;
+	dev->size = inner->size;
+	dev->writable = 1;
+	assert_int_equal(sufs_open_dev(dev, SUFS_OPEN_RDWR, 0, &t->fs), 0);
 }
 
 /* Is the image flagged as needing a full check? */
@@ -353,6 +371,41 @@ static void test_no_forgetting_after_a_failed_epoch(void **state)
 	assert_int_equal(forgotten_after(1), 0);
 }
 
+/* Reads that fail (the image reopened: nothing cached) fail the lookup
+ * and the read with EIO and leave nothing behind in the cache: once the
+ * device reads again, the same calls find the name and the bytes. */
+static void a_read_that_fails_is_read_again_later(void **state)
+{
+	struct tfs t = { 0 };
+	uint8_t out[3000], in[3000];
+	uint32_t d, f, ino;
+	size_t done;
+
+	(void)state;
+	fresh(&t, SUFS_MODE_SOFTDEP);
+	assert_int_equal(sufs_mkdir(t.fs, SUFS_ROOT_INO, NAME("d"), 0755, &user, &d), 0);
+	assert_int_equal(sufs_create(t.fs, d, NAME("f"), 0644, &user, &f), 0);
+	tu_pattern_fill(out, sizeof(out), 9, 0);
+	assert_int_equal(sufs_write(t.fs, f, 0, out, sizeof(out)), 0);
+	assert_int_equal(sufs_close(t.fs), 0);
+	t.fs = NULL;
+	fresh_reopen(&t);
+
+	reads_fail = 1;
+	assert_int_equal(sufs_lookup(t.fs, d, NAME("f"), &ino), -EIO);
+	assert_int_equal(sufs_read(t.fs, f, 0, in, sizeof(in), &done), -EIO);
+	reads_fail = 0;
+	assert_int_equal(sufs_lookup(t.fs, d, NAME("f"), &ino), 0);
+	assert_int_equal(ino, f);
+	assert_int_equal(sufs_read(t.fs, f, 0, in, sizeof(in), &done), 0);
+	assert_int_equal(done, sizeof(in));
+	assert_memory_equal(in, out, sizeof(in));
+	assert_int_equal(sufs_close(t.fs), 0);
+	t.fs = NULL;
+	only_leaks(t.path, "after failed reads");
+	tu_destroy(&t);
+}
+
 /* One test: a kind of fault, in a mode, once or for good, before a
  * crash or not. */
 struct scenario {
@@ -395,6 +448,7 @@ int main(void)
 		SCENARIO("one_failed_write_in_async_mode_is_made_again",
 			 IO, SUFS_MODE_ASYNC, 0, 0),
 		cmocka_unit_test(test_no_forgetting_after_a_failed_epoch),
+		cmocka_unit_test(a_read_that_fails_is_read_again_later),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

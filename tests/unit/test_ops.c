@@ -564,6 +564,128 @@ static void namei_reports_eloop_enotdir_and_enoent(void **state)
 	assert_int_equal(namei(fs, SUFS_ROOT_INO, longname, 1, &ino), -ENAMETOOLONG);
 }
 
+/* n copies of "/." after head */
+static char *dots(const char *head, size_t n, const char *tail)
+{
+	size_t hl = strlen(head), i;
+	char *p = malloc(hl + 2 * n + strlen(tail) + 1);
+
+	assert_non_null(p);
+	memcpy(p, head, hl);
+	for (i = 0; i < n; i++)
+		memcpy(p + hl + 2 * i, "/.", 2);
+	strcpy(p + hl + 2 * n, tail);
+	return p;
+}
+
+/*
+ * Each symlink's target goes in front of what is left of the path, in a
+ * buffer of 2 * SUFS_PATH_MAX bytes: a path of 4094 bytes through a
+ * symlink of 4094 bytes through a third fits while the last target is
+ * shorter than 11 bytes, and is ENAMETOOLONG from there (with the NUL, 10
+ * + 4090 + 4090 + 1 = 8191 bytes).
+ */
+static void namei_fails_with_enametoolong_when_symlinks_make_the_path_too_long(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t d = mkdir_(fs, SUFS_ROOT_INO, "d"), ino;
+	char *t1a = dots("/s2a", 2045, ""), *t1b = dots("/s2b", 2045, "");
+	char *pa = dots("/s1a", 2045, ""), *pb = dots("/s1b", 2045, "");
+
+	assert_int_equal(strlen(t1a), 4094);
+	assert_int_equal(strlen(pa), 4094);
+	symlink_(fs, SUFS_ROOT_INO, "s1a", t1a);
+	symlink_(fs, SUFS_ROOT_INO, "s1b", t1b);
+	symlink_(fs, SUFS_ROOT_INO, "s2a", "/d/./././.");  /* 10 bytes */
+	symlink_(fs, SUFS_ROOT_INO, "s2b", "/d/./././/."); /* 11 bytes */
+	assert_int_equal(resolve(fs, SUFS_ROOT_INO, pa), d);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, pb, 1, &ino), -ENAMETOOLONG);
+	/* the same symlinks with less path after them resolve */
+	assert_int_equal(resolve(fs, SUFS_ROOT_INO, "/s1b/."), d);
+	free(t1a);
+	free(t1b);
+	free(pa);
+	free(pb);
+}
+
+/* Damage: entry `name` of dir's first block names inode ino (a raw write,
+ * as sufs-debug -w makes one; entry: inode number, record length, name
+ * length, type, name). */
+static void point_entry(struct sufs_fs *fs, uint32_t dir, const char *name, uint32_t ino)
+{
+	uint32_t bs = sufs_get_super(fs)->block_size, off = 0;
+	uint8_t *blk = malloc(bs);
+	uint64_t pblk;
+
+	assert_non_null(blk);
+	assert_int_equal(sufs_bmap(fs, dir, 0, &pblk), 0);
+	assert_int_equal(sufs_block_read(fs, pblk, blk), 0);
+	while (blk[off + 6] != strlen(name) || memcmp(blk + off + 8, name, strlen(name))) {
+		off += blk[off + 4] | (uint32_t)blk[off + 5] << 8;
+		assert_true(off < bs - SUFS_DIR_TAIL_SIZE);
+	}
+	blk[off] = (uint8_t)ino;
+	blk[off + 1] = (uint8_t)(ino >> 8);
+	blk[off + 2] = (uint8_t)(ino >> 16);
+	blk[off + 3] = (uint8_t)(ino >> 24);
+	sufs_dirblock_seal(blk, bs, pblk);
+	assert_int_equal(sufs_block_write(fs, pblk, blk), 0);
+	free(blk);
+}
+
+/* Hostile metadata: an entry naming an inode the image cannot have, a
+ * symlink of size 0, a directory with no links, a ".." that names its own
+ * directory: the operations that meet them fail, as corrupt, and change
+ * nothing. */
+static void operations_on_damaged_metadata_fail_and_change_nothing(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t d = mkdir_(fs, SUFS_ROOT_INO, "d"), e = mkdir_(fs, SUFS_ROOT_INO, "e");
+	uint32_t sub = mkdir_(fs, e, "sub"), m = mkdir_(fs, SUFS_ROOT_INO, "m"), ino;
+	uint32_t s = symlink_(fs, SUFS_ROOT_INO, "s", "d");
+	uint32_t impossible = sufs_get_super(fs)->inodes_count + 1;
+	struct sufs_inode in;
+	char target[16];
+	size_t len;
+
+	create(fs, d, "x");
+	point_entry(fs, d, "x", impossible);
+	assert_int_equal(sufs_lookup(fs, d, "x", 1, &ino), -SUFS_ECORRUPT);
+	assert_int_equal(sufs_unlink(fs, d, "x", 1), -SUFS_ECORRUPT);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/d/x", 1, &ino), -SUFS_ECORRUPT);
+	assert_int_equal(sufs_rename(fs, d, "x", 1, d, "y", 1), -SUFS_ECORRUPT);
+	assert_int_equal(sufs_lookup(fs, d, "y", 1, &ino), -ENOENT);
+	/* and as the name a rename would replace */
+	create(fs, d, "z");
+	assert_int_equal(sufs_rename(fs, d, "z", 1, d, "x", 1), -SUFS_ECORRUPT);
+	assert_int_equal(sufs_lookup(fs, d, "z", 1, &ino), 0);
+
+	assert_int_equal(sufs_inode_get(fs, s, &in), 0);
+	in.size = 0;
+	assert_int_equal(sufs_inode_put(fs, s, &in), 0);
+	assert_int_equal(sufs_readlink(fs, s, target, sizeof(target), &len), -SUFS_ECORRUPT);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/s/x", 0, &ino), -SUFS_ECORRUPT);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/s", 1, &ino), -SUFS_ECORRUPT);
+	assert_int_equal(namei(fs, SUFS_ROOT_INO, "/s", 0, &ino), 0);
+
+	assert_int_equal(sufs_inode_get(fs, m, &in), 0);
+	in.links = 0;
+	assert_int_equal(sufs_inode_put(fs, m, &in), 0);
+	assert_int_equal(sufs_create(fs, m, "n", 1, 0644, &user, &ino), -ENOENT);
+	assert_int_equal(sufs_mkdir(fs, m, "n", 1, 0755, &user, &ino), -ENOENT);
+	assert_int_equal(sufs_lookup(fs, m, "n", 1, &ino), -ENOENT);
+
+	/* moving a directory checks that it does not go inside itself by
+	 * walking up from where it goes: a ".." loop is corruption */
+	point_entry(fs, sub, "..", sub);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "d", 1, sub, "d", 1), -SUFS_ECORRUPT);
+	assert_int_equal(lookup(fs, SUFS_ROOT_INO, "d"), d);
+	assert_int_equal(sufs_lookup(fs, sub, "d", 1, &ino), -ENOENT);
+	assert_int_equal(stat_(fs, sub).links, 2);
+	assert_int_equal(stat_(fs, SUFS_ROOT_INO).links, 5); /* d, e and m */
+	assert_int_equal(stat_(fs, e).links, 3);
+}
+
 static void namei_parent_splits_off_the_last_component(void **state)
 {
 	struct sufs_fs *fs = fs_of(state);
@@ -690,6 +812,8 @@ static void writing_a_directory_fails_with_eisdir_and_a_special_file_with_einval
 	uint32_t d = mkdir_(fs, SUFS_ROOT_INO, "d");
 	uint32_t l = symlink_(fs, SUFS_ROOT_INO, "l", "d");
 	uint32_t p;
+	char buf[4];
+	size_t done = 1;
 
 	assert_int_equal(sufs_mknod(fs, SUFS_ROOT_INO, "p", 1, S_IFIFO | 0600, 0, 0, NULL, &p), 0);
 	assert_int_equal(sufs_write(fs, d, 0, "x", 1), -EISDIR);
@@ -697,6 +821,54 @@ static void writing_a_directory_fails_with_eisdir_and_a_special_file_with_einval
 	assert_int_equal(sufs_write(fs, p, 0, "x", 1), -EINVAL);
 	assert_int_equal(stat_(fs, d).size, 4096);
 	assert_int_equal(stat_(fs, p).size, 0);
+	/* nor is a special file read */
+	assert_int_equal(sufs_read(fs, p, 0, buf, sizeof(buf), &done), -EINVAL);
+	assert_int_equal(done, 0);
+}
+
+/*
+ * A file whose single indirect pointer lies past the end of the image:
+ * reading, writing and truncating through it fail as corrupt and change
+ * nothing (not the size, not the bytes of the direct blocks, not the tail
+ * of the last block a truncation would keep); a truncation that drops the
+ * whole indirect tree goes through, and leaves only leaks behind.
+ */
+static void a_block_pointer_past_the_image_fails_reads_writes_and_truncates_as_corrupt(
+	void **state)
+{
+	struct tfs *t = *state;
+	struct sufs_fs *fs = t->fs;
+	uint32_t f = create(fs, SUFS_ROOT_INO, "f");
+	uint64_t size = 14 * 4096, bad = sufs_get_super(fs)->blocks_count + 7;
+	struct sufs_check_opts o = { .flags = SUFS_CHECK_NO | SUFS_CHECK_FORCE };
+	struct sufs_check_result r;
+	struct sufs_inode in;
+	uint8_t buf[4096];
+	size_t done;
+
+	write_pattern(fs, f, 0, size, 3);
+	assert_int_equal(sufs_inode_get(fs, f, &in), 0);
+	assert_int_not_equal(in.block[SUFS_IND], 0);
+	in.block[SUFS_IND] = bad;
+	assert_int_equal(sufs_inode_put(fs, f, &in), 0);
+
+	assert_int_equal(sufs_read(fs, f, 13 * 4096, buf, sizeof(buf), &done), -SUFS_ECORRUPT);
+	assert_int_equal(sufs_write(fs, f, 12 * 4096 + 10, "x", 1), -SUFS_ECORRUPT);
+	assert_int_equal(sufs_write(fs, f, 20 * 4096, "x", 1), -SUFS_ECORRUPT);
+	assert_int_equal(sufs_truncate(fs, f, 13 * 4096 + 100), -SUFS_ECORRUPT);
+	assert_int_equal(sufs_truncate(fs, f, 12 * 4096 + 100), -SUFS_ECORRUPT);
+	assert_int_equal(stat_(fs, f).size, size);
+	assert_pattern(fs, f, 0, 12 * 4096, 3);
+
+	/* all of the indirect tree goes: the bad pointer with it */
+	assert_int_equal(sufs_truncate(fs, f, 5000), 0);
+	assert_int_equal(stat_(fs, f).size, 5000);
+	assert_pattern(fs, f, 0, 5000, 3);
+	assert_int_equal(sufs_inode_get(fs, f, &in), 0);
+	assert_int_equal(in.block[SUFS_IND], 0);
+	tu_close(t);
+	assert_int_equal(sufs_check(t->path, &o, &r), 0);
+	assert_int_equal(r.nonleaks, 0);
 }
 
 static void names_longer_than_255_bytes_fail_with_enametoolong(void **state)
@@ -967,6 +1139,78 @@ static void a_mkdir_that_fails_for_lack_of_blocks_leaves_the_parents_link_count_
 	tu_reopen(t, 0);
 	assert_int_equal(stat_(t->fs, d).links, 2);
 	assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).links, 3);
+}
+
+/* A full check of the closed image finds nothing (then it is reopened). */
+static void assert_checks_clean(struct tfs *t)
+{
+	struct sufs_check_opts o = { .flags = SUFS_CHECK_NO | SUFS_CHECK_FORCE };
+	struct sufs_check_result r;
+
+	tu_close(t);
+	assert_int_equal(sufs_check(t->path, &o, &r), 0);
+	assert_int_equal(r.problems, 0);
+	assert_int_equal(r.status, SUFS_EXIT_OK);
+	tu_reopen(t, SUFS_OPEN_RDWR);
+}
+
+/*
+ * A link, or a mkdir that found a block for its own directory, whose new
+ * name needs a block for the parent that the image no longer has: both
+ * fail with ENOSPC and take back what they did first (the raised link
+ * count of the file, of the parent; the new directory and its block).
+ */
+static void a_link_or_mkdir_whose_parent_cannot_grow_undoes_its_link_counts(void **state)
+{
+	struct tfs *t = *state;
+	uint32_t fill, f0, ino, free_inodes, made = 0;
+	uint8_t blk[1024] = { 0 };
+	uint64_t off = 0, free_blocks;
+	uint16_t root_links;
+	char name[8];
+
+	remake_small(t, 1u << 20, 128);
+	fill = create(t->fs, SUFS_ROOT_INO, "fill");
+	while (sufs_write(t->fs, fill, off, blk, sizeof(blk)) == 0)
+		off += sizeof(blk);
+	/* the root's one block full of names */
+	for (;; made++) {
+		snprintf(name, sizeof(name), "f%03u", made);
+		if (sufs_create(t->fs, SUFS_ROOT_INO, name, strlen(name), 0644, NULL, &ino))
+			break;
+	}
+	assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).size, 1024);
+	assert_int_equal(sufs_sync(t->fs), 0);
+	assert_int_equal(sufs_get_super(t->fs)->free_blocks, 0);
+	f0 = lookup(t->fs, SUFS_ROOT_INO, "f000");
+	root_links = stat_(t->fs, SUFS_ROOT_INO).links;
+
+	assert_int_equal(sufs_link(t->fs, f0, SUFS_ROOT_INO, "again", 5), -ENOSPC);
+	assert_int_equal(stat_(t->fs, f0).links, 1);
+	assert_int_equal(sufs_lookup(t->fs, SUFS_ROOT_INO, "again", 5, &ino), -ENOENT);
+
+	/* one block free: the new directory's, none for the root's growth */
+	assert_int_equal(sufs_truncate(t->fs, fill, off - 1024), 0);
+	assert_int_equal(sufs_sync(t->fs), 0);
+	free_blocks = sufs_get_super(t->fs)->free_blocks;
+	assert_int_equal(free_blocks, 1);
+	free_inodes = sufs_get_super(t->fs)->free_inodes;
+	assert_int_equal(sufs_mkdir(t->fs, SUFS_ROOT_INO, "child", 5, 0755, NULL, &ino), -ENOSPC);
+	assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).links, root_links);
+	assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).size, 1024);
+	assert_int_equal(sufs_lookup(t->fs, SUFS_ROOT_INO, "child", 5, &ino), -ENOENT);
+	/* the directory and its block come back once their freeing is on disk */
+	assert_int_equal(sufs_sync(t->fs), 0);
+	assert_int_equal(sufs_get_super(t->fs)->free_blocks, free_blocks);
+	assert_int_equal(sufs_get_super(t->fs)->free_inodes, free_inodes);
+	tu_assert_summaries(t->fs);
+	assert_checks_clean(t);
+	assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).links, root_links);
+	assert_int_equal(stat_(t->fs, lookup(t->fs, SUFS_ROOT_INO, "f000")).links, 1);
+	/* and with the block back, a file can be named: the root grows */
+	assert_int_equal(sufs_link(t->fs, f0, SUFS_ROOT_INO, "again", 5), 0);
+	assert_int_equal(stat_(t->fs, SUFS_ROOT_INO).size, 2048);
+	assert_checks_clean(t);
 }
 
 static void running_out_of_inodes_fails_with_enospc_and_keeps_the_counts(void **state)
@@ -1980,11 +2224,14 @@ int main(void)
 		T(namei_resolves_absolute_relative_and_dotdot_paths),
 		T(namei_follows_symlinks_in_the_middle_and_at_the_end_only_when_asked),
 		T(namei_reports_eloop_enotdir_and_enoent),
+		T(namei_fails_with_enametoolong_when_symlinks_make_the_path_too_long),
+		T(operations_on_damaged_metadata_fail_and_change_nothing),
 		T(namei_parent_splits_off_the_last_component),
 		T(readdir_lists_every_name_with_its_type_in_order),
 		T(names_that_exist_fail_with_eexist_for_every_kind_of_node),
 		T(making_a_name_inside_a_file_fails_with_enotdir),
 		T(writing_a_directory_fails_with_eisdir_and_a_special_file_with_einval),
+		T(a_block_pointer_past_the_image_fails_reads_writes_and_truncates_as_corrupt),
 		T(names_longer_than_255_bytes_fail_with_enametoolong),
 		T(a_link_count_at_link_max_fails_with_emlink),
 		T(a_read_only_file_system_refuses_every_change_with_erofs),
@@ -1993,6 +2240,7 @@ int main(void)
 		T(a_directory_that_cannot_grow_by_a_block_and_its_indirect_block_allocates_nothing),
 		T(a_name_that_needs_a_new_directory_block_in_a_full_image_fails_cleanly),
 		T(a_mkdir_that_fails_for_lack_of_blocks_leaves_the_parents_link_count_alone),
+		T(a_link_or_mkdir_whose_parent_cannot_grow_undoes_its_link_counts),
 		T(running_out_of_inodes_fails_with_enospc_and_keeps_the_counts),
 		T(a_create_that_fails_gives_back_its_inode_and_blocks),
 		T(everything_made_survives_close_and_reopen),
