@@ -207,6 +207,10 @@ corpus() {
 	corpus f_group_dirs
 }
 
+@test "f_ind_loop: a double indirect block whose first two pointers name itself" {
+	corpus f_ind_loop
+}
+
 @test "f_inode_csum: an inode's checksum does not match" {
 	corpus f_inode_csum
 }
