@@ -176,6 +176,28 @@ EOF2
 	assert_success
 }
 
+@test "-b -p prints only what is worse than a leak, each after the image's name; -v the leaks too" {
+	popimg
+	"$DEBUG" -w -R "sif /d/f mode 0170644" "$IMG"
+	"$DEBUG" -w -R "sif /d/g links 3" "$IMG"
+	cp "$IMG" "$T/v.img"
+	run --separate-stderr "$FSCK" -b -p "$IMG"
+	assert_failure 4
+	assert_output "$IMG: Inode 4 has an invalid file type (mode 0170644).
+$IMG: Entry 'f' in directory inode 3 names free inode 4.
+
+$IMG: UNEXPECTED INCONSISTENCY; RUN fsck.sufs MANUALLY.
+	(i.e., without -a or -p options)
+$IMG: the file system is flagged as needing a full check."
+	run "$DUMP" "$IMG"
+	assert_line --regexp '^Filesystem flags: +needs_fsck$'
+	run --separate-stderr "$FSCK" -b -pv "$T/v.img"
+	assert_failure 4
+	assert_line "$T/v.img: Inode 5 link count is 3, should be 1."
+	assert_line "$T/v.img: Inode 4 has an invalid file type (mode 0170644)."
+	assert_line "$T/v.img: UNEXPECTED INCONSISTENCY; RUN fsck.sufs MANUALLY."
+}
+
 @test "a snapshot file whose block map points out of range: -b exits 4, frees nothing, flags the image" {
 	mkimg "$IMG"
 	printf 'mkdir /d\ncreate /d/f\nwrite /d/f 0 100K 1\n' | "$REPLAY" "$IMG" -
