@@ -318,6 +318,24 @@ same_files() {
 		"$(jq -r '[.[].blocks] | map(tostring) | join(" ")' <<<"$output")"
 }
 
+@test "a slot's time that has no date is shown in seconds by list, list --json and info" {
+	mkimg "$IMG" 4M
+	"$SNAP" create "$IMG" s
+	"$DEBUG" -w -R "set_super_value snap[0].time 9223372036854775807" "$IMG"
+	snap list "$IMG"
+	assert_success
+	assert_line --index 1 --regexp '^s +9223372036854775807 +[0-9]+  ok$'
+	snap list --json "$IMG"
+	assert_success
+	assert_output --partial '"time": "9223372036854775807", "timestamp": 9223372036854775807,'
+	snap info "$IMG" s
+	assert_success
+	assert_line "Taken:          9223372036854775807"
+	"$DEBUG" -w -R "set_super_value snap[0].time -5" "$IMG"
+	snap list "$IMG"
+	assert_line --index 1 --regexp '^s +1969-12-31T23:59:55Z +[0-9]+  ok$'
+}
+
 @test "info shows the snapshot and the file system as it sees it" {
 	require_cmd jq
 	mkimg "$IMG"
