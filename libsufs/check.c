@@ -259,13 +259,14 @@ static int touch(struct chk *c)
 /*
  * A problem found outside a check's passes (the background check's look
  * at the snapshot files, whose block maps its view shows empty): told and
- * counted as the check tells and counts its own, and not fixed.
+ * counted as the check tells and counts its own, and not fixed.  str is
+ * what the message says in place of its %s (NULL: nothing).
  */
 void check_tell(const struct sufs_check_opts *o, struct sufs_check_result *r, unsigned code,
-		uint32_t ino, uint64_t num, uint64_t blk)
+		uint32_t ino, uint64_t num, uint64_t blk, const char *str)
 {
 	const struct sufs_problem_def *d = sufs_problem_def(code);
-	struct pctx x = { .ino = ino, .num = num, .blk = blk };
+	struct pctx x = { .ino = ino, .num = num, .blk = blk, .str = str };
 	struct sufs_problem p;
 
 	if (!d)
@@ -275,6 +276,8 @@ void check_tell(const struct sufs_check_opts *o, struct sufs_check_result *r, un
 	p.ino = ino;
 	p.num = num;
 	p.blk = blk;
+	if (str)
+		snprintf(p.name, sizeof(p.name), "%s", str);
 	expand(p.message, sizeof(p.message), d->message, &x);
 	r->problems++;
 	if (d->flags & SUFS_PR_LEAK)

@@ -223,6 +223,28 @@ $IMG: the file system is flagged as needing a full check."
 	assert_equal "$stderr" "sufs-snap: $IMG: creating snapshot \"t\": corrupt metadata; fsck.sufs -f repairs it"
 }
 
+@test "a snapshot slot naming a directory, no inode or a damaged inode: -b says which, exits 4, flags the image" {
+	local edit line
+	mkimg "$IMG" 4M
+	printf 'mkdir /d\ncreate /d/f\nwrite /d/f 0 10000 1\n' | "$REPLAY" "$IMG" -
+	"$SNAP" create "$IMG" s
+	cp "$IMG" "$T/orig.img"
+	while IFS='|' read -r edit line; do
+		cp "$T/orig.img" "$IMG"
+		"$DEBUG" -w -R "$edit" "$IMG"
+		run --separate-stderr "$FSCK" -b "$IMG"
+		assert_failure 4
+		assert_line --index 0 "$line"
+		assert_line "$IMG: problems worse than leaks found: nothing was changed."
+		run "$DUMP" "$IMG"
+		assert_line --regexp '^Filesystem flags: +needs_fsck$'
+	done <<-'EOF'
+	set_super_value snap[0].ino 2|Snapshot slot 0 names inode 2, which is not a snapshot file (not a regular file).
+	set_super_value snap[0].ino 99999|Snapshot slot 0 names inode 99999, which is not a snapshot file (no such inode).
+	sif /.snap/s checksum 5|Inode 6 checksum does not match its contents.
+	EOF
+}
+
 @test "an image flagged by sufs-debug as needing a full check is refused" {
 	popimg
 	"$DEBUG" -w -R "set_super_value flags 1" "$IMG"
