@@ -51,6 +51,10 @@ corpus() {
 	corpus f_bitmap_padding
 }
 
+@test "f_bitmap_group_end: free blocks marked in use up to the last of a group" {
+	corpus f_bitmap_group_end
+}
+
 @test "f_block_in_metadata: block pointers into an inode table and a bitmap" {
 	corpus f_block_in_metadata
 }
