@@ -313,7 +313,7 @@ static int snap_map_fn(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t
 
 	(void)fs; (void)level;
 	if (bad)
-		check_tell(s->o, s->r, SUFS_PR_BAD_BLOCK, ino, lblk, pblk);
+		check_tell(s->o, s->r, SUFS_PR_BAD_BLOCK, ino, lblk, pblk, NULL);
 	return 0;
 }
 
@@ -329,11 +329,16 @@ static int scan_snapshot_maps(struct sufs_fs *fs, const struct sufs_check_opts *
 		uint32_t ino = fs->sb.snap[k].ino;
 		if (!ino)
 			continue;
+		if (!inode_valid_ino(fs, ino)) {
+			check_tell(o, r, SUFS_PR_SNAP_SLOT_BAD, ino, k, 0, "no such inode");
+			continue;
+		}
 		err = inode_load(fs, ino, &in);
 		if (err == -SUFS_ECHECKSUM)
-			check_tell(o, r, SUFS_PR_INODE_CSUM, ino, 0, 0);
+			check_tell(o, r, SUFS_PR_INODE_CSUM, ino, 0, 0, NULL);
 		else if (err == -SUFS_ECORRUPT || (!err && !S_ISREG(in.mode)))
-			check_tell(o, r, SUFS_PR_SNAP_SLOT_BAD, ino, k, 0);
+			check_tell(o, r, SUFS_PR_SNAP_SLOT_BAD, ino, k, 0,
+				   err ? "its inode cannot be read" : "not a regular file");
 		else if (!err)
 			err = inode_walk(fs, ino, &in, snap_map_fn, &s);
 		if (err == -SUFS_ECHECKSUM || err == -SUFS_ECORRUPT)

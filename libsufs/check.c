@@ -259,13 +259,14 @@ static int touch(struct chk *c)
 /*
  * A problem found outside a check's passes (the background check's look
  * at the snapshot files, whose block maps its view shows empty): told and
- * counted as the check tells and counts its own, and not fixed.
+ * counted as the check tells and counts its own, and not fixed.  str is
+ * what the message says in place of its %s (NULL: nothing).
  */
 void check_tell(const struct sufs_check_opts *o, struct sufs_check_result *r, unsigned code,
-		uint32_t ino, uint64_t num, uint64_t blk)
+		uint32_t ino, uint64_t num, uint64_t blk, const char *str)
 {
 	const struct sufs_problem_def *d = sufs_problem_def(code);
-	struct pctx x = { .ino = ino, .num = num, .blk = blk };
+	struct pctx x = { .ino = ino, .num = num, .blk = blk, .str = str };
 	struct sufs_problem p;
 
 	if (!d)
@@ -275,6 +276,8 @@ void check_tell(const struct sufs_check_opts *o, struct sufs_check_result *r, un
 	p.ino = ino;
 	p.num = num;
 	p.blk = blk;
+	if (str)
+		snprintf(p.name, sizeof(p.name), "%s", str);
 	expand(p.message, sizeof(p.message), d->message, &x);
 	r->problems++;
 	if (d->flags & SUFS_PR_LEAK)
@@ -715,6 +718,7 @@ struct walkst {
 	uint64_t visits;
 	int too_many;
 	int changed;            /* a pointer in the inode itself changed */
+	int ind_cleared;        /* a pointer in an indirect block was cleared */
 	uint64_t size;
 	uint64_t end;           /* one past the last data block mapped */
 };
@@ -806,11 +810,27 @@ static int walk_ptr(struct chk *c, struct walkst *w, uint64_t p, int level, uint
 		if (rc == 1) {
 			buf_update(fs, b, 8 * i, 8, UPD_ALLOCINDIR, NULL);
 			put64(b->data + 8 * i, 0);
+			w->ind_cleared = 1;
 			rc = 0;
 		}
 	}
 	buf_put(fs, b);
 	return rc;
+}
+
+/* Count again what a walk counts, in the tree as it is now. */
+static int recount_fn(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t pblk, int level,
+		      int bad, void *arg)
+{
+	struct walkst *w = arg;
+
+	(void)fs; (void)ino; (void)pblk;
+	if (bad || lblk >= w->limit)
+		return 0;
+	w->count++;
+	if (level == 0 && lblk >= w->end)
+		w->end = lblk + 1;
+	return 0;
 }
 
 static int walk_inode(struct chk *c, struct walkst *w, struct sufs_inode *in)
@@ -832,6 +852,14 @@ static int walk_inode(struct chk *c, struct walkst *w, struct sufs_inode *in)
 			w->changed = 1;
 			rc = 0;
 		}
+	}
+	/* an indirect block the walk met twice (a loop, a block at two
+	 * levels) may have lost pointers it was counted with the first time:
+	 * what it maps now is what the repaired inode counts */
+	if (rc >= 0 && w->ind_cleared && !w->too_many) {
+		w->count = 0;
+		w->end = 0;
+		rc = inode_walk(c->fs, w->ino, in, recount_fn, w);
 	}
 	return rc;
 }

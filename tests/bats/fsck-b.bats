@@ -176,6 +176,28 @@ EOF2
 	assert_success
 }
 
+@test "-b -p prints only what is worse than a leak, each after the image's name; -v the leaks too" {
+	popimg
+	"$DEBUG" -w -R "sif /d/f mode 0170644" "$IMG"
+	"$DEBUG" -w -R "sif /d/g links 3" "$IMG"
+	cp "$IMG" "$T/v.img"
+	run --separate-stderr "$FSCK" -b -p "$IMG"
+	assert_failure 4
+	assert_output "$IMG: Inode 4 has an invalid file type (mode 0170644).
+$IMG: Entry 'f' in directory inode 3 names free inode 4.
+
+$IMG: UNEXPECTED INCONSISTENCY; RUN fsck.sufs MANUALLY.
+	(i.e., without -a or -p options)
+$IMG: the file system is flagged as needing a full check."
+	run "$DUMP" "$IMG"
+	assert_line --regexp '^Filesystem flags: +needs_fsck$'
+	run --separate-stderr "$FSCK" -b -pv "$T/v.img"
+	assert_failure 4
+	assert_line "$T/v.img: Inode 5 link count is 3, should be 1."
+	assert_line "$T/v.img: Inode 4 has an invalid file type (mode 0170644)."
+	assert_line "$T/v.img: UNEXPECTED INCONSISTENCY; RUN fsck.sufs MANUALLY."
+}
+
 @test "a snapshot file whose block map points out of range: -b exits 4, frees nothing, flags the image" {
 	mkimg "$IMG"
 	printf 'mkdir /d\ncreate /d/f\nwrite /d/f 0 100K 1\n' | "$REPLAY" "$IMG" -
@@ -199,6 +221,28 @@ EOF2
 	run --separate-stderr "$SNAP" create "$IMG" t
 	assert_failure 1
 	assert_equal "$stderr" "sufs-snap: $IMG: creating snapshot \"t\": corrupt metadata; fsck.sufs -f repairs it"
+}
+
+@test "a snapshot slot naming a directory, no inode or a damaged inode: -b says which, exits 4, flags the image" {
+	local edit line
+	mkimg "$IMG" 4M
+	printf 'mkdir /d\ncreate /d/f\nwrite /d/f 0 10000 1\n' | "$REPLAY" "$IMG" -
+	"$SNAP" create "$IMG" s
+	cp "$IMG" "$T/orig.img"
+	while IFS='|' read -r edit line; do
+		cp "$T/orig.img" "$IMG"
+		"$DEBUG" -w -R "$edit" "$IMG"
+		run --separate-stderr "$FSCK" -b "$IMG"
+		assert_failure 4
+		assert_line --index 0 "$line"
+		assert_line "$IMG: problems worse than leaks found: nothing was changed."
+		run "$DUMP" "$IMG"
+		assert_line --regexp '^Filesystem flags: +needs_fsck$'
+	done <<-'EOF'
+	set_super_value snap[0].ino 2|Snapshot slot 0 names inode 2, which is not a snapshot file (not a regular file).
+	set_super_value snap[0].ino 99999|Snapshot slot 0 names inode 99999, which is not a snapshot file (no such inode).
+	sif /.snap/s checksum 5|Inode 6 checksum does not match its contents.
+	EOF
 }
 
 @test "an image flagged by sufs-debug as needing a full check is refused" {

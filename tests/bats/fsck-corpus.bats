@@ -51,6 +51,10 @@ corpus() {
 	corpus f_bitmap_padding
 }
 
+@test "f_bitmap_group_end: free blocks marked in use up to the last of a group" {
+	corpus f_bitmap_group_end
+}
+
 @test "f_block_in_metadata: block pointers into an inode table and a bitmap" {
 	corpus f_block_in_metadata
 }
@@ -115,6 +119,10 @@ corpus() {
 	corpus f_entry_dup_name
 }
 
+@test "f_entry_dup_name_full: two entries of one name for two inodes, with no room for a longer name" {
+	corpus f_entry_dup_name_full
+}
+
 @test "f_entry_dup: a second entry of one name for the same inode" {
 	corpus f_entry_dup
 }
@@ -133,6 +141,10 @@ corpus() {
 
 @test "f_snap_unreadable: a snapshot's copy of the superblock is damaged" {
 	corpus f_snap_unreadable
+}
+
+@test "f_snap_size: a snapshot's file is larger than the file system" {
+	corpus f_snap_size
 }
 
 @test "f_dir_too_big: a directory larger than the file system" {
@@ -205,6 +217,10 @@ corpus() {
 
 @test "f_group_dirs: group 0's directory count is wrong" {
 	corpus f_group_dirs
+}
+
+@test "f_ind_loop: a double indirect block whose first two pointers name itself" {
+	corpus f_ind_loop
 }
 
 @test "f_inode_csum: an inode's checksum does not match" {
@@ -325,6 +341,18 @@ corpus() {
 
 @test "f_symlink_nul: a fast symbolic link longer than its target: NULs in the target" {
 	corpus f_symlink_nul
+}
+
+@test "f_symlink_fast_blocks: a fast symbolic link that counts a block" {
+	corpus f_symlink_fast_blocks
+}
+
+@test "f_symlink_no_block: a slow symbolic link without its block" {
+	corpus f_symlink_no_block
+}
+
+@test "f_symlink_too_long: a slow symbolic link whose size is past its one block" {
+	corpus f_symlink_too_long
 }
 
 @test "f_unattached: a file with data loses its name: it goes to /lost+found" {

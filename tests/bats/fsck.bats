@@ -496,6 +496,23 @@ interrupt() {
 	assert_equal "$stderr" "fsck.sufs: -C: file descriptor 99 is not open"
 }
 
+@test "-C and -s values that are not a descriptor or a place are usage errors" {
+	local v
+	for v in x 1025 -1; do
+		run --separate-stderr "$FSCK" -fn -C "$v" "$T/x"
+		assert_failure 16
+		assert_equal "$stderr" "fsck.sufs: -C: not a file descriptor: $v"
+	done
+	# BLOCK:BLOCKSIZE: a size of 1 KiB to 64 KiB, a power of two, and a
+	# product that fits in 64 bits
+	for v in 1:1000 1:512 1:131072 1:x x:1024 18446744073709551615:65536 0:1024 \
+		"$(printf '1%.0s' $(seq 64))"; do
+		run --separate-stderr "$FSCK" -fn -s "$v" "$T/x"
+		assert_failure 16
+		assert_equal "$stderr" "fsck.sufs: -s: not a byte offset or BLOCK:BLOCKSIZE: $v"
+	done
+}
+
 @test "--help and --version exit 0" {
 	run "$FSCK" --help
 	assert_success
@@ -603,6 +620,45 @@ assert [x["pass"] for x in r["passes"]] == [0, 1, 2, 3, 4, 5], r["passes"]
 ' "$output"
 }
 
+@test "-v names pass 0, says in preen mode what it fixed, and ends with counts" {
+	mkimg "$IMG"
+	run "$FSCK" -fnv "$IMG"
+	assert_success
+	assert_output "Pass 0: superblock and group descriptors
+Pass 1: inodes and block maps
+Pass 2: directories
+Pass 3: connectivity
+Pass 4: reference counts
+Pass 5: bitmaps and summaries
+$IMG: 2/1024 files, 69/4096 blocks
+$IMG: 1 directory; 0 problems (0 leaks), 0 fixed"
+	mkpop
+	edit iset /f1 links 9
+	run "$FSCK" -fpv "$IMG"
+	assert_failure 1
+	assert_line "$IMG: Inode $(edit ino /f1) link count is 9, should be 2.  FIXED."
+	assert_line --index 0 "Pass 0: superblock and group descriptors"
+	assert_line "$IMG: 4 directories; 1 problem (1 leak), 1 fixed"
+	edit iset /f1 links 9
+	edit dset / big ino 900
+	# the directories counted include the /lost+found made for /big
+	run "$FSCK" -fyv "$IMG"
+	assert_failure 1
+	assert_line "$IMG: 5 directories; 3 problems (2 leaks), 3 fixed"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+@test "-C 0 without a terminal draws no bar and writes to no descriptor" {
+	mkpop
+	: >"$T/fd0"
+	run --separate-stderr "$FSCK" -fn -C 0 "$IMG" 0<>"$T/fd0"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_line "$IMG: 30/1024 files, 120/4096 blocks"
+	[ ! -s "$T/fd0" ]
+}
+
 @test "-C FD writes progress numbers to FD" {
 	mkpop
 	run "$FSCK" -fn -C 3 "$IMG" 3>"$T/progress"
@@ -697,6 +753,19 @@ $IMG: UNEXPECTED INCONSISTENCY; RUN fsck.sufs MANUALLY.
 	assert_failure 1
 	run "$FSCK" -fn "$IMG"
 	assert_success
+}
+
+@test "-s chooses a backup over a good primary, which the repair rewrites from it" {
+	mkpop -b 1024
+	run "$FSCK" -fn "$IMG"
+	assert_success
+	counts=${lines[-1]}
+	run "$FSCK" -fy -s 8192:1024 "$IMG"
+	assert_failure 1
+	assert_line --index 0 "The primary superblock is damaged (another superblock was chosen); using the backup at byte 8388608.  Rewrite the primary? yes"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+	assert_line "$counts"
 }
 
 @test "-s chooses a backup superblock by block number and block size" {

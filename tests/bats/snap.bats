@@ -219,6 +219,64 @@ usage_of() {
 	fsck_clean "$IMG"
 }
 
+# same_files A B: the files /f and /g read the same in images A and B
+same_files() {
+	local f
+	for f in /f /g; do
+		cmp <("$DEBUG" -R "cat $f" "$1") <("$DEBUG" -R "cat $f" "$2")
+	done
+}
+
+@test "a snapshot in a slot freed by an older one's deletion is the newest: exports, list and delete hold" {
+	mkimg "$IMG" 4M
+	printf '%s\n' "create /f" "write /f 0 40K 1" "create /g" "write /g 0 20K 2" \
+		"create /h" "write /h 0 40K 7" | "$REPLAY" "$IMG" -
+	"$SNAP" create "$IMG" gone
+	"$SNAP" create "$IMG" old
+	"$SNAP" delete "$IMG" gone
+	cp "$IMG" "$T/at-old.img"
+	printf '%s\n' "write /f 0 20K 3" "truncate /g 0" "write /g 0 30K 4" | "$REPLAY" "$IMG" -
+	# slot 0 again, newer than "old" in slot 1 (a second later than it)
+	"$SNAP" create "$IMG" new
+	"$DEBUG" -w -f - "$IMG" <<-'EOF'
+	set_super_value snap[1].time 1700000000
+	set_super_value snap[0].time 1700000001
+	EOF
+	cp "$IMG" "$T/at-new.img"
+	# blocks both need change: the older must keep its own
+	printf '%s\n' "write /f 0 40K 5" "unlink /g" "create /g" "write /g 0 40K 6" |
+		"$REPLAY" "$IMG" -
+
+	snap list "$IMG"
+	assert_success
+	[[ ${lines[1]} == "old "* && ${lines[2]} == "new "* ]] || { echo "$output"; false; }
+	local before=$output
+	# /h's ten blocks, which both need, go to the oldest when freed
+	echo "unlink /h" | "$REPLAY" "$IMG" -
+	snap list "$IMG"
+	assert_success
+	diff <(awk 'NR > 1 { print $1, $3 }' <<<"$before") - <<-EOF
+	old $(($(awk '$1 == "old" { print $3 }' <<<"$output") - 10))
+	new $(awk '$1 == "new" { print $3 }' <<<"$output")
+	EOF
+	"$SNAP" export "$IMG" old "$T/old.img"
+	"$SNAP" export "$IMG" new "$T/new.img"
+	same_files "$T/at-old.img" "$T/old.img"
+	same_files "$T/at-new.img" "$T/new.img"
+	fsck_clean "$IMG"
+
+	# deleting the newer first leaves the older whole, and the other way
+	cp "$IMG" "$T/other.img"
+	"$SNAP" delete "$IMG" new
+	fsck_clean "$IMG"
+	"$SNAP" export "$IMG" old "$T/old-again.img"
+	same_files "$T/at-old.img" "$T/old-again.img"
+	"$SNAP" delete "$T/other.img" old
+	fsck_clean "$T/other.img"
+	"$SNAP" export "$T/other.img" new "$T/new-again.img"
+	same_files "$T/at-new.img" "$T/new-again.img"
+}
+
 @test "list shows name, time and blocks held, oldest first; --json says the same" {
 	require_cmd jq
 	mkimg "$IMG"
@@ -258,6 +316,24 @@ usage_of() {
 	# the text shows the same counts
 	assert_equal "$("$SNAP" list "$IMG" | awk 'NR > 1 { print $(NF - 1) }' | paste -sd' ')" \
 		"$(jq -r '[.[].blocks] | map(tostring) | join(" ")' <<<"$output")"
+}
+
+@test "a slot's time that has no date is shown in seconds by list, list --json and info" {
+	mkimg "$IMG" 4M
+	"$SNAP" create "$IMG" s
+	"$DEBUG" -w -R "set_super_value snap[0].time 9223372036854775807" "$IMG"
+	snap list "$IMG"
+	assert_success
+	assert_line --index 1 --regexp '^s +9223372036854775807 +[0-9]+  ok$'
+	snap list --json "$IMG"
+	assert_success
+	assert_output --partial '"time": "9223372036854775807", "timestamp": 9223372036854775807,'
+	snap info "$IMG" s
+	assert_success
+	assert_line "Taken:          9223372036854775807"
+	"$DEBUG" -w -R "set_super_value snap[0].time -5" "$IMG"
+	snap list "$IMG"
+	assert_line --index 1 --regexp '^s +1969-12-31T23:59:55Z +[0-9]+  ok$'
 }
 
 @test "info shows the snapshot and the file system as it sees it" {
