@@ -71,6 +71,28 @@ with open(img, "r+b") as f:
 EOF
 }
 
+# small_img IMG: a small image for a test to damage with sufs-debug -w: a
+# file /f of 100000 bytes (indirect block included), a directory /d with
+# /d/sub/x, symlinks /sl -> f and /sl2 -> ffff, a fifo /fifo; inode
+# numbers are those of sufs-replay's order: d 3, f 4, sl 5, sl2 6, fifo 7.
+small_img() {
+	mkimg "$1" 4M
+	"$REPLAY" "$1" - <<'EOF'
+mkdir /d
+create /f
+write /f 0 100000 1
+symlink f /sl
+symlink ffff /sl2
+mknod /fifo p
+mkdir /d/sub
+create /d/sub/x
+write /d/sub/x 0 5 2
+EOF
+}
+
+# edit IMG: run the editing commands of standard input with -w
+edit() { "$DEBUG" -w -f - "$1"; }
+
 # ---------------------------------------------------------------------------
 # Options and exit statuses
 
@@ -456,6 +478,23 @@ sufs-debug: zap_block 1: a hole in /d\x1by/h\x1bi: no block to zap'
 	debug "$T/bad.img" "rdump / $T/out"
 	assert_failure 1
 	assert_equal "$stderr" "sufs-debug: rdump /f: a block pointer out of range at logical block 2 (left as a hole)"
+	cmp "$T/want" "$T/out/f"
+}
+
+@test "an indirect block's pointer out of range: dump and rdump leave what it maps as a hole and fail" {
+	small_img "$T/s.img"
+	"$DEBUG" -R "cat f" "$T/s.img" >"$T/whole"
+	edit "$T/s.img" <<<"sif f block[IND] 99999"
+	head -c 49152 "$T/whole" >"$T/want"
+	head -c $((100000 - 49152)) /dev/zero >>"$T/want"
+	debug "$T/s.img" "dump f $T/f.out"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-debug: dump f: a block pointer out of range at logical block 12 (left as a hole)"
+	cmp "$T/want" "$T/f.out"
+	mkdir "$T/out"
+	debug "$T/s.img" "rdump f $T/out"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-debug: rdump f: a block pointer out of range at logical block 12 (left as a hole)"
 	cmp "$T/want" "$T/out/f"
 }
 
