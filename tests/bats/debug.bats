@@ -498,6 +498,31 @@ sufs-debug: zap_block 1: a hole in /d\x1by/h\x1bi: no block to zap'
 	cmp "$T/want" "$T/out/f"
 }
 
+@test "blocks leaves out a block pointer out of range and fails, as bmap does" {
+	small_img "$T/s.img"
+	all=$("$DEBUG" -R "blocks f" "$T/s.img")
+	read -r -a b <<<"$all"
+	[ "${#b[@]}" -eq 25 ]
+	edit "$T/s.img" <<<"sif f block[1] 99999"
+	debug "$T/s.img" "blocks f"
+	assert_failure 1
+	assert_output "${b[0]} ${b[*]:2}"
+	[ "$stderr" = "sufs-debug: blocks f: a block pointer out of range at logical block 1" ]
+	debug "$T/s.img" "bmap f 1"
+	assert_failure 1
+	[ "$stderr" = "sufs-debug: bmap f: block 1: corrupt metadata" ]
+	edit "$T/s.img" <<<"sif f block[IND] 99999"
+	debug "$T/s.img" "blocks f"
+	assert_failure 1
+	assert_output "${b[0]} ${b[*]:2:10}"
+	[ "$stderr" = "sufs-debug: blocks f: a block pointer out of range at logical block 1" ]
+	edit "$T/s.img" <<<"sif f block[1] ${b[1]}"
+	debug "$T/s.img" "blocks f"
+	assert_failure 1
+	assert_output "${b[*]:0:12}"
+	[ "$stderr" = "sufs-debug: blocks f: a block pointer out of range at logical block 12" ]
+}
+
 @test "icheck names the owner of each block" {
 	blk=$("$DEBUG" -R "blocks hello.txt" "$IMG")
 	ino=$(ino_of hello.txt)
