@@ -73,7 +73,8 @@ int fail_name(const char *cmd, const char *name, size_t len, const char *fmt, ..
 static int usage(const char *argv0)
 {
 	const struct command *c = command_find(argv0);
-	return fail(argv0, NULL, "usage: %s %s", c ? c->name : argv0, c ? c->args : "");
+	const char *args = c ? c->args : "";
+	return fail(argv0, NULL, "usage: %s%s%s", c ? c->name : argv0, *args ? " " : "", args);
 }
 
 /*
@@ -370,7 +371,7 @@ static int cmd_help(struct session *s, int argc, char **argv)
 			rc = fail(argv[0], argv[i], "no such command");
 			continue;
 		}
-		printf("%s %s\n    %s\n", c->name, c->args, c->help);
+		printf("%s%s%s\n    %s\n", c->name, *c->args ? " " : "", c->args, c->help);
 		if (c->aliases[0]) {
 			const char *const *a;
 			fputs("    also called:", stdout);

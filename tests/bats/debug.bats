@@ -232,6 +232,22 @@ edit() { "$DEBUG" -w -f - "$1"; }
 	assert_output --partial "also called: list_directory"
 	debug "$IMG" "help nothing"
 	assert_failure 1
+	debug "$IMG" "help quit"
+	assert_success
+	assert_line --index 0 "quit"
+}
+
+@test "a command without arguments given some prints its usage, without a trailing blank" {
+	for c in quit pwd super groups; do
+		debug "$IMG" "$c extra"
+		assert_failure 1
+		[ "$stderr" = "sufs-debug: $c: usage: $c" ] || fail "$c: '$stderr'"
+	done
+	for c in "ls a b" "cd a b" "stat" "blocks" "cat" "dump f" "icheck" "ncheck" "rdump $T"; do
+		debug "$IMG" "$c"
+		assert_failure 1
+		[[ $stderr == "sufs-debug: ${c%% *}: usage: ${c%% *} "?* ]] || fail "$c: '$stderr'"
+	done
 }
 
 # ---------------------------------------------------------------------------
