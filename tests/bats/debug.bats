@@ -122,6 +122,24 @@ edit() { "$DEBUG" -w -f - "$1"; }
 	run "$DEBUG" -f "$T/no-such-file" "$IMG"
 	assert_failure 2
 	assert_output --partial "$T/no-such-file"
+	run "$DEBUG" -R ls -R pwd "$IMG"
+	assert_failure 2
+	assert_output "sufs-debug: -R may be given once"
+	run "$DEBUG" -f "$T/a" -f "$T/b" "$IMG"
+	assert_failure 2
+	assert_output "sufs-debug: -f may be given once"
+}
+
+@test "a command file that is a directory is a usage error, and the image is not opened" {
+	cp "$IMG" "$T/rw.img"
+	before=$(sha "$T/rw.img")
+	run "$DEBUG" -w -f "$T" "$T/rw.img"
+	assert_failure 2
+	assert_output "sufs-debug: $T: Is a directory"
+	run "$DEBUG" -w -f - "$T/rw.img" <"$T"
+	assert_failure 2
+	assert_output "sufs-debug: -: Is a directory"
+	[ "$(sha "$T/rw.img")" = "$before" ]
 }
 
 @test "an image that cannot be opened exits 4 and says why" {
