@@ -227,6 +227,15 @@ EOF
 	assert_success
 }
 
+@test "set_super_value uuid null writes zeros" {
+	run "$DEBUG" -w -R "set_super_value uuid null" "$IMG"
+	assert_success
+	run "$DEBUG" -R super "$IMG"
+	assert_line --regexp "^UUID: +00000000-0000-0000-0000-000000000000$"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
 @test "editing commands refuse malformed field names, values and arguments, and damage nothing" {
 	while IFS='|' read -r cmd msg; do
 		run -1 --separate-stderr "$DEBUG" -w -R "$cmd" "$IMG"
@@ -401,6 +410,37 @@ EOF
 	assert_output --partial "count out of range (1 to 4)"
 	run "$FSCK" -fn "$IMG"
 	assert_success
+}
+
+@test "set_bmap of a run across a group boundary changes the bits of both groups" {
+	mkimg "$IMG" 4M -g 256
+	run "$DEBUG" -w -R "freeb 254 6" "$IMG"
+	assert_success
+	assert_output --partial "warning: freeb 254: block 254 is already marked free"
+	refute_output --partial "block 256"
+	run "$DEBUG" -R "testb 255 3" "$IMG"
+	assert_output "$(printf 'Block %s not in use\n' 255 256 257)"
+	fsck_finds "Blocks 256-259 in use but marked free"
+	run "$DEBUG" -w -R "seti 60 10" "$IMG"
+	assert_success
+	run "$DEBUG" -R "ffi 2 60" "$IMG"
+	assert_output "Free inodes found: 70 71"
+	run "$DEBUG" -R "testi <65>" "$IMG"
+	assert_output "Inode 65 is marked in use"
+}
+
+@test "clri goes on after an inode it cannot find, and fails" {
+	sl=$(ino /sl)
+	run -1 --separate-stderr "$DEBUG" -w -R "clri /nope <$sl>" "$IMG"
+	[ "$stderr" = "sufs-debug: clri /nope: No such file or directory" ]
+	run "$DEBUG" -R "stat <$sl>" "$IMG"
+	assert_output --partial "Type: free"
+}
+
+@test "set_dirent of a directory whose block pointer is out of range fails and names the block" {
+	"$DEBUG" -w -R "set_inode_field /d block[0] 99999" "$IMG"
+	run -1 --separate-stderr "$DEBUG" -w -R "set_dirent /d e inode 3" "$IMG"
+	[ "$stderr" = "sufs-debug: set_dirent /d: block 0: corrupt metadata" ]
 }
 
 @test "clri zeroes an inode and leaves its bitmap bit and names" {
