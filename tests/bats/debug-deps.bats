@@ -530,6 +530,25 @@ teardown() {
 	wait_for '^EXITED 0$'
 }
 
+@test "at the prompt: a directory typed with escapes or quotes completes inside it" {
+	"$DEBUG" -w -f - "$IMG" <<<$'mkdir "/t\\tb"\ncreate "/t\\tb/inner"\nmkdir "/s p"\ncreate "/s p/file"'
+	start_prompt
+	tmux send-keys -t sd 'ls t\tb/in' Tab
+	wait_for '^sufs-debug img:/> ls t\\tb/inner ?$'
+	tmux send-keys -t sd C-u 'ls t\x09b/in' Tab
+	wait_for '^sufs-debug img:/> ls t\\x09b/inner ?$'
+	tmux send-keys -t sd C-u 'ls s\ p/f' Tab
+	wait_for '^sufs-debug img:/> ls s\\ p/file ?$'
+	tmux send-keys -t sd Enter
+	wait_for '^s p/file$'
+	tmux send-keys -t sd 'ls "s p/f' Tab
+	wait_for '^sufs-debug img:/> ls "s p/file" ?$'
+	tmux send-keys -t sd Enter
+	wait_for '^s p/file$'
+	tmux send-keys -t sd "quit" Enter
+	wait_for '^EXITED 0$'
+}
+
 @test "at the prompt: history from an earlier session comes back, and long output goes through the pager" {
 	printf 'stat /\n' >"$T/history"
 	start_prompt
