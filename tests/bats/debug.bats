@@ -835,10 +835,13 @@ write /f 0 5000 1"
 @test "rdump never overwrites what HOSTDIR already holds" {
 	mkdir "$T/out"
 	printf 'mine\n' >"$T/out/sparse"
+	printf 'mine too\n' >"$T/out/fifo"
 	debug "$IMG" "rdump / $T/out"
 	assert_failure 1
 	[[ $stderr == *"sufs-debug: rdump /sparse: File exists"* ]]
+	[[ $stderr == *"sufs-debug: rdump /fifo: File exists"* ]]
 	[ "$(cat "$T/out/sparse")" = "mine" ]
+	[ "$(cat "$T/out/fifo")" = "mine too" ]
 	cmp "$SRC/dir/sub/deep.txt" "$T/out/dir/sub/deep.txt"
 }
 
@@ -965,6 +968,24 @@ EOF
 		[ "$(cat "$T/out/b/g$i")" = "$i" ]
 	done
 	[ "$(stat -c %h "$T/out/a/f80")" -eq 2 ]
+}
+
+@test "rdump does not overwrite a hard link's first copy with a second entry of the same name" {
+	mkimg "$T/hl.img" 4M
+	"$REPLAY" "$T/hl.img" - <<'EOF'
+mkdir /d
+create /d/f1
+write /d/f1 0 10 1
+link /d/f1 /d/f2
+EOF
+	"$DEBUG" -w -R "set_dirent /d f2 name f1" "$T/hl.img"
+	mkdir "$T/out"
+	debug "$T/hl.img" "rdump / $T/out"
+	assert_failure 1
+	[ "$stderr" = "sufs-debug: rdump /d/f1: linking to d/f1: File exists" ]
+	[ "$(ls -A "$T/out/d")" = "f1" ]
+	[ "$(stat -c %h "$T/out/d/f1")" -eq 1 ]
+	cmp <("$DEBUG" -R "cat d/f1" "$T/hl.img") "$T/out/d/f1"
 }
 
 @test "rdump never uses an entry named .. from the image" {
