@@ -545,7 +545,8 @@ teardown() {
 	wait_for '^sufs-debug img:/> ls "s p/file" ?$'
 	tmux send-keys -t sd Enter
 	wait_for '^s p/file$'
-	tmux send-keys -t sd "quit" Enter
+	# the end of input (Ctrl-D) ends the session as quit does
+	tmux send-keys -t sd C-d
 	wait_for '^EXITED 0$'
 }
 
