@@ -73,7 +73,8 @@ int fail_name(const char *cmd, const char *name, size_t len, const char *fmt, ..
 static int usage(const char *argv0)
 {
 	const struct command *c = command_find(argv0);
-	return fail(argv0, NULL, "usage: %s %s", c ? c->name : argv0, c ? c->args : "");
+	const char *args = c ? c->args : "";
+	return fail(argv0, NULL, "usage: %s%s%s", c ? c->name : argv0, *args ? " " : "", args);
 }
 
 /*
@@ -370,7 +371,7 @@ static int cmd_help(struct session *s, int argc, char **argv)
 			rc = fail(argv[0], argv[i], "no such command");
 			continue;
 		}
-		printf("%s %s\n    %s\n", c->name, c->args, c->help);
+		printf("%s%s%s\n    %s\n", c->name, *c->args ? " " : "", c->args, c->help);
 		if (c->aliases[0]) {
 			const char *const *a;
 			fputs("    also called:", stdout);
@@ -670,9 +671,10 @@ static int cmd_stat(struct session *s, int argc, char **argv)
 static int cmd_blocks(struct session *s, int argc, char **argv)
 {
 	struct block_list bl = { NULL, 0, 0 };
+	uint64_t bad_lblk = 0;
 	uint32_t ino;
 	size_t i;
-	int rc, any = 0;
+	int rc, any = 0, bad = 0;
 
 	if (argc != 2)
 		return usage(argv[0]);
@@ -680,7 +682,9 @@ static int cmd_blocks(struct session *s, int argc, char **argv)
 		return 1;
 	rc = sufs_block_iterate(s->fs, ino, collect_block, &bl);
 	for (i = 0; i < bl.n; i++) {
-		if (bl.v[i].level != 0)
+		if (bl.v[i].bad && !bad++)
+			bad_lblk = bl.v[i].lblk;
+		if (bl.v[i].level != 0 || bl.v[i].bad)
 			continue;
 		printf("%s%llu", any ? " " : "", (unsigned long long)bl.v[i].pblk);
 		any = 1;
@@ -688,7 +692,12 @@ static int cmd_blocks(struct session *s, int argc, char **argv)
 	if (any)
 		putchar('\n');
 	free(bl.v);
-	return rc ? fail(argv[0], argv[1], "%s", sufs_strerror(rc)) : 0;
+	if (rc)
+		return fail(argv[0], argv[1], "%s", sufs_strerror(rc));
+	if (bad)
+		return fail(argv[0], argv[1], "a block pointer out of range at logical block %llu",
+			    (unsigned long long)bad_lblk);
+	return 0;
 }
 
 static int cmd_bmap(struct session *s, int argc, char **argv)

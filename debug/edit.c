@@ -633,7 +633,7 @@ static int number_arg(const char *cmd, const char *text, const char *what, uint6
 		      uint64_t *out)
 {
 	if (parse_number(text, 0, out, NULL))
-		return fail(cmd, text, "not a %s", what);
+		return fail(cmd, text, "not %s %s", strchr("aeiou", what[0]) ? "an" : "a", what);
 	if (limit && *out >= limit)
 		return fail(cmd, text, "%s out of range (at most %llu)", what,
 			    (unsigned long long)limit - 1);

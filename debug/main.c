@@ -23,6 +23,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -531,7 +532,14 @@ int main(int argc, char **argv)
 	s.fixed_time = rc;
 
 	if (cmdfile) {
+		struct stat st;
 		cmds = strcmp(cmdfile, "-") == 0 ? stdin : fopen(cmdfile, "r");
+		if (cmds && fstat(fileno(cmds), &st) == 0 && S_ISDIR(st.st_mode)) {
+			if (cmds != stdin)
+				fclose(cmds);
+			cmds = NULL;
+			errno = EISDIR;  /* opened, but no file of commands */
+		}
 		if (!cmds) {
 			errmsg("%s: %s", cmdfile, strerror(errno));
 			return EXIT_USAGE;

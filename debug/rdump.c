@@ -67,14 +67,16 @@ static int collect_run(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t
 {
 	struct runs *r = arg;
 
-	if (level != 0 || lblk >= r->nblocks)
+	if (lblk >= r->nblocks)
 		return 0;
-	if (bad) {
+	if (bad) {  /* a data block's pointer, or an indirect block's: lblk is its first */
 		if (!r->bad)
 			r->bad_lblk = lblk;
 		r->bad = 1;
 		return 0;
 	}
+	if (level != 0)
+		return 0;
 	if (r->n && r->v[r->n - 1].first + r->v[r->n - 1].count == lblk) {
 		r->v[r->n - 1].count++;
 		return 0;

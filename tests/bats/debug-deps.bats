@@ -141,6 +141,24 @@ ids_of() {
 	assert_line --regexp '^(\||    ) *(\|-- |`-- )#[0-9]+ bmsafemap, .*: ready, epoch 1$'
 }
 
+@test "deps --chains draws an update two names wait for once; --dot PATH draws only what PATH's updates touch" {
+	dbg "mkdir /a" "create /a/f" "create /a/g" "link /a/f /a/h" "deps" "deps --chains" \
+		"deps --dot $T/f.dot /a/f"
+	assert_success
+	local ino
+	ino=$(rows "$output" | awk '$2 == "inodedep" && $4 == "inode_table" && $5 == 768 { print $1 }')
+	[ -n "$ino" ]
+	[ "$(grep -cE "^\`-- #$ino inodedep, .*: blocked, epoch 2\$" <<<"$output")" -eq 1 ]
+	[ "$(grep -cE "^\`-- #$ino inodedep, .*: blocked, epoch 2 \(waits as shown above\)\$" <<<"$output")" -eq 1 ]
+	# /a/f: its inode, the bitmap bit it waits for, its two names; not /a/g, not /a
+	[ "$(grep -cE '^\s+u[0-9]+ \[label=' "$T/f.dot")" -eq 4 ]
+	[ "$(grep -c 'subgraph cluster_' "$T/f.dot")" -eq 3 ]
+	grep -q "u$ino \[label=\"#$ino inodedep" "$T/f.dot"
+	! grep -q 'bytes 1024+256' "$T/f.dot"
+	! grep -q "cluster_$("$DEBUG" -R "blocks /" "$IMG") " "$T/f.dot"
+	[ "$(grep -cE "^\s+u$ino -> u[0-9]+;" "$T/f.dot")" -eq 2 ]
+}
+
 @test "deps --dot writes a graph: a cluster per block, an edge per wait, and dot reads it" {
 	dbg "mkdir /a" "create /a/f" "deps" "deps --dot $T/g.dot"
 	assert_success
@@ -177,6 +195,35 @@ ids_of() {
 	assert_equal "$stderr" "sufs-debug: deps $T/g.svg: dot (Graphviz) is not installed: no SVG written; the chains as text instead"
 	assert_line --regexp '^#[0-9]+ diradd, .*: blocked, epoch 3$'
 	[ ! -e "$T/g.svg" ]
+}
+
+@test "deps --svg fails when dot fails, and --dot when its file cannot be made" {
+	mkdir "$T/bin"
+	printf '#!/bin/sh\ncat >/dev/null\necho "dot: bad" >&2\nexit 3\n' >"$T/bin/dot"
+	chmod +x "$T/bin/dot"
+	printf '%s\n' "mkdir /a" "deps --svg $T/g.svg" >"$T/cmds"
+	run --separate-stderr env PATH="$T/bin:$PATH" "$DEBUG" -w -f "$T/cmds" "$IMG"
+	assert_failure 1
+	assert_equal "$stderr" "$(printf '%s\n' "dot: bad" "sufs-debug: deps $T/g.svg: dot failed (exit status 3)")"
+	dbg "mkdir /b" "deps --dot $T/no/such/g.dot"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-debug: deps $T/no/such/g.dot: No such file or directory"
+}
+
+@test "a block dirty with times and counts only: deps counts it, flush writes it with no ordered update" {
+	"$REPLAY" "$IMG" - <<<"create /f"
+	dbg "utimes /f 5 5" "deps" "flush" "deps"
+	assert_success
+	assert_equal "$output" "$(printf '%s\n' \
+		"no updates pending: the disk holds what memory holds, but for times and counts" \
+		"1 more dirty block with times and counts only" \
+		"epoch 1:" \
+		"  block 4 (inode table): no ordered update: times and counts only" \
+		"  1 block written, 0 updates went out, 0 undone" \
+		"0 updates pending on 0 dirty blocks" \
+		"no updates pending: the disk holds what memory holds, but for times and counts")"
+	run "$DEBUG" -R "stat /f" "$IMG"
+	assert_line --regexp '^ mtime: 5\.000000000 '
 }
 
 # ---- why ---------------------------------------------------------------------
@@ -352,6 +399,31 @@ ids_of() {
 	assert_equal "$stderr" "sufs-debug: testb 7: not a count of blocks from 4090 (at most 6)"
 }
 
+@test "the inspecting commands name what is wrong with their arguments" {
+	local cmd msg
+	while IFS='|' read -r cmd msg; do
+		run --separate-stderr "$DEBUG" -w -R "$cmd" "$IMG"
+		[ "$status" -eq 1 ] && [ "$stderr" = "sufs-debug: $msg" ] ||
+			fail "$cmd: $status: '$stderr'"
+	done <<'EOF'
+block_dump -x 5|block_dump: usage: block_dump [-d] BLOCK | [-d] -f PATH LBLK
+block_dump 1 2|block_dump: usage: block_dump [-d] BLOCK | [-d] -f PATH LBLK
+block_dump -f / x|block_dump x: not a logical block number
+block_dump -f /nope 0|block_dump /nope: No such file or directory
+imap|imap: usage: imap PATH
+imap /nope|imap /nope: No such file or directory
+testb|testb: usage: testb BLOCK [COUNT]
+testi|testi: usage: testi PATH
+testi /nope|testi /nope: No such file or directory
+ffb 0|ffb 0: not a count
+ffb 1 99999|ffb 99999: not a block number (the image has 0 to 4095)
+ffi 1 0|ffi 0: not an inode number (the image has 1 to 1024)
+ffi 1 2 3|ffi: usage: ffi [COUNT [GOAL]]
+why 99999|why 99999: not a block number (the image has 0 to 4095)
+flush 1 2|flush: usage: flush [N]
+EOF
+}
+
 # ---- every new command through -R ----------------------------------------------
 
 @test "every new command runs through -R with the exit status it earns" {
@@ -455,6 +527,26 @@ teardown() {
 	tmux send-keys -t sd Enter
 	wait_for '^<2>/d/<2>x$'
 	tmux send-keys -t sd "quit" Enter
+	wait_for '^EXITED 0$'
+}
+
+@test "at the prompt: a directory typed with escapes or quotes completes inside it" {
+	"$DEBUG" -w -f - "$IMG" <<<$'mkdir "/t\\tb"\ncreate "/t\\tb/inner"\nmkdir "/s p"\ncreate "/s p/file"'
+	start_prompt
+	tmux send-keys -t sd 'ls t\tb/in' Tab
+	wait_for '^sufs-debug img:/> ls t\\tb/inner ?$'
+	tmux send-keys -t sd C-u 'ls t\x09b/in' Tab
+	wait_for '^sufs-debug img:/> ls t\\x09b/inner ?$'
+	tmux send-keys -t sd C-u 'ls s\ p/f' Tab
+	wait_for '^sufs-debug img:/> ls s\\ p/file ?$'
+	tmux send-keys -t sd Enter
+	wait_for '^s p/file$'
+	tmux send-keys -t sd 'ls "s p/f' Tab
+	wait_for '^sufs-debug img:/> ls "s p/file" ?$'
+	tmux send-keys -t sd Enter
+	wait_for '^s p/file$'
+	# the end of input (Ctrl-D) ends the session as quit does
+	tmux send-keys -t sd C-d
 	wait_for '^EXITED 0$'
 }
 

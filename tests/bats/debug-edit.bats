@@ -227,6 +227,48 @@ EOF
 	assert_success
 }
 
+@test "set_super_value uuid null writes zeros" {
+	run "$DEBUG" -w -R "set_super_value uuid null" "$IMG"
+	assert_success
+	run "$DEBUG" -R super "$IMG"
+	assert_line --regexp "^UUID: +00000000-0000-0000-0000-000000000000$"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+@test "editing commands refuse malformed field names, values and arguments, and damage nothing" {
+	while IFS='|' read -r cmd msg; do
+		run -1 --separate-stderr "$DEBUG" -w -R "$cmd" "$IMG"
+		[ "$stderr" = "sufs-debug: $msg" ] || fail "$cmd: '$stderr'"
+	done <<EOF
+set_inode_field /f block[3 1|set_inode_field block[3: no such field (-l lists them)
+set_inode_field /f block[] 1|set_inode_field block[]: no such field (-l lists them)
+set_inode_field /f mode[IND] 1|set_inode_field mode[IND]: no such field (-l lists them)
+set_inode_field /f $(printf 'x%.0s' $(seq 70)) 1|set_inode_field $(printf 'x%.0s' $(seq 70)): no such field (-l lists them)
+set_inode_field /f mtime 1.5|set_inode_field 1.5: mtime: not a whole number
+set_super_value snap[IND].ino 1|set_super_value snap[IND].ino: no such field (-l lists them)
+set_super_value uuid 01234567-89ab-cdef-0123-456789abcdeX|set_super_value 01234567-89ab-cdef-0123-456789abcdeX: uuid: not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, or null)
+set_super_value label|set_super_value: usage: set_super_value [-l] FIELD VALUE
+set_bg 0 nosuch 1|set_bg nosuch: no such field (-l lists them)
+set_bg 0 free_blocks x|set_bg x: free_blocks: not a whole number (decimal, 0x hex or 0 octal)
+set_bg 0 free_blocks|set_bg: usage: set_bg [-l] GROUP FIELD VALUE
+set_dirent / f nosuch 1|set_dirent nosuch: no such field (-l lists them)
+set_dirent / f inode x|set_dirent x: inode: not a whole number (decimal, 0x hex or 0 octal)
+set_dirent / f name ''|set_dirent : name: a name cannot be empty
+set_dirent /nope f inode 1|set_dirent /nope: No such file or directory
+set_dirent / f inode|set_dirent: usage: set_dirent [-l] DIR NAME FIELD VALUE
+clri|clri: usage: clri INODE...
+setb|setb: usage: set_bmap [-i] N [COUNT]
+setb 5 x|setb x: not a count
+seti x|seti x: not an inode number
+zap_block|zap_block: usage: zap_block [-f PATH] BLOCK [OFFSET [LENGTH [PATTERN]]]
+zap_block -f /nope 0|zap_block /nope: No such file or directory
+zap_block -f /f x|zap_block x: not a logical block number
+EOF
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
 @test "set_super_value sets a snapshot slot, which fsck clears" {
 	run "$DEBUG" -w -R "set_super_value snap[2].ino $(ino /d)" "$IMG"
 	assert_success
@@ -368,6 +410,37 @@ EOF
 	assert_output --partial "count out of range (1 to 4)"
 	run "$FSCK" -fn "$IMG"
 	assert_success
+}
+
+@test "set_bmap of a run across a group boundary changes the bits of both groups" {
+	mkimg "$IMG" 4M -g 256
+	run "$DEBUG" -w -R "freeb 254 6" "$IMG"
+	assert_success
+	assert_output --partial "warning: freeb 254: block 254 is already marked free"
+	refute_output --partial "block 256"
+	run "$DEBUG" -R "testb 255 3" "$IMG"
+	assert_output "$(printf 'Block %s not in use\n' 255 256 257)"
+	fsck_finds "Blocks 256-259 in use but marked free"
+	run "$DEBUG" -w -R "seti 60 10" "$IMG"
+	assert_success
+	run "$DEBUG" -R "ffi 2 60" "$IMG"
+	assert_output "Free inodes found: 70 71"
+	run "$DEBUG" -R "testi <65>" "$IMG"
+	assert_output "Inode 65 is marked in use"
+}
+
+@test "clri goes on after an inode it cannot find, and fails" {
+	sl=$(ino /sl)
+	run -1 --separate-stderr "$DEBUG" -w -R "clri /nope <$sl>" "$IMG"
+	[ "$stderr" = "sufs-debug: clri /nope: No such file or directory" ]
+	run "$DEBUG" -R "stat <$sl>" "$IMG"
+	assert_output --partial "Type: free"
+}
+
+@test "set_dirent of a directory whose block pointer is out of range fails and names the block" {
+	"$DEBUG" -w -R "set_inode_field /d block[0] 99999" "$IMG"
+	run -1 --separate-stderr "$DEBUG" -w -R "set_dirent /d e inode 3" "$IMG"
+	[ "$stderr" = "sufs-debug: set_dirent /d: block 0: corrupt metadata" ]
 }
 
 @test "clri zeroes an inode and leaves its bitmap bit and names" {

@@ -71,6 +71,28 @@ with open(img, "r+b") as f:
 EOF
 }
 
+# small_img IMG: a small image for a test to damage with sufs-debug -w: a
+# file /f of 100000 bytes (indirect block included), a directory /d with
+# /d/sub/x, symlinks /sl -> f and /sl2 -> ffff, a fifo /fifo; inode
+# numbers are those of sufs-replay's order: d 3, f 4, sl 5, sl2 6, fifo 7.
+small_img() {
+	mkimg "$1" 4M
+	"$REPLAY" "$1" - <<'EOF'
+mkdir /d
+create /f
+write /f 0 100000 1
+symlink f /sl
+symlink ffff /sl2
+mknod /fifo p
+mkdir /d/sub
+create /d/sub/x
+write /d/sub/x 0 5 2
+EOF
+}
+
+# edit IMG: run the editing commands of standard input with -w
+edit() { "$DEBUG" -w -f - "$1"; }
+
 # ---------------------------------------------------------------------------
 # Options and exit statuses
 
@@ -100,6 +122,35 @@ EOF
 	run "$DEBUG" -f "$T/no-such-file" "$IMG"
 	assert_failure 2
 	assert_output --partial "$T/no-such-file"
+	run "$DEBUG" -R ls -R pwd "$IMG"
+	assert_failure 2
+	assert_output "sufs-debug: -R may be given once"
+	run "$DEBUG" -f "$T/a" -f "$T/b" "$IMG"
+	assert_failure 2
+	assert_output "sufs-debug: -f may be given once"
+}
+
+@test "a command file that is a directory is a usage error, and the image is not opened" {
+	cp "$IMG" "$T/rw.img"
+	before=$(sha "$T/rw.img")
+	run "$DEBUG" -w -f "$T" "$T/rw.img"
+	assert_failure 2
+	assert_output "sufs-debug: $T: Is a directory"
+	run "$DEBUG" -w -f - "$T/rw.img" <"$T"
+	assert_failure 2
+	assert_output "sufs-debug: -: Is a directory"
+	[ "$(sha "$T/rw.img")" = "$before" ]
+}
+
+@test "a command whose output cannot be written fails, and so does the run" {
+	[ -w /dev/full ] || skip "no /dev/full"
+	run --separate-stderr bash -c "'$DEBUG' -R ls '$IMG' >/dev/full"
+	assert_failure 1
+	[[ $stderr == "sufs-debug: ls: writing the output: No space left on device"* ]]
+	printf 'super\nls\n' >"$T/cmds"
+	run --separate-stderr bash -c "'$DEBUG' -f '$T/cmds' '$IMG' >/dev/full"
+	assert_failure 1
+	[[ $stderr == "sufs-debug: super: writing the output: No space left on device"* ]]
 }
 
 @test "an image that cannot be opened exits 4 and says why" {
@@ -210,6 +261,22 @@ EOF
 	assert_output --partial "also called: list_directory"
 	debug "$IMG" "help nothing"
 	assert_failure 1
+	debug "$IMG" "help quit"
+	assert_success
+	assert_line --index 0 "quit"
+}
+
+@test "a command without arguments given some prints its usage, without a trailing blank" {
+	for c in quit pwd super groups; do
+		debug "$IMG" "$c extra"
+		assert_failure 1
+		[ "$stderr" = "sufs-debug: $c: usage: $c" ] || fail "$c: '$stderr'"
+	done
+	for c in "ls a b" "cd a b" "stat" "blocks" "cat" "dump f" "icheck" "ncheck" "rdump $T"; do
+		debug "$IMG" "$c"
+		assert_failure 1
+		[[ $stderr == "sufs-debug: ${c%% *}: usage: ${c%% *} "?* ]] || fail "$c: '$stderr'"
+	done
 }
 
 # ---------------------------------------------------------------------------
@@ -357,6 +424,72 @@ sufs-debug: zap_block 1: a hole in /d\x1by/h\x1bi: no block to zap'
 	assert_line 'Fast link dest: "../hello.txt"'
 }
 
+@test "ls -l shows what it can of damaged entries, with ? for the rest, and fails" {
+	small_img "$T/s.img"
+	edit "$T/s.img" <<'EOF'
+set_dirent / fifo inode 10
+sif f mode 0170644
+sif sl mtime 0x7fffffffffffffff
+sif sl2 size 200
+sif sl2 block[0] 99999
+EOF
+	debug "$T/s.img" "ls -l"
+	assert_failure 1
+	assert_line --regexp '^ +4 \?rw-r--r-- +1 .* 100000 [0-9-]+ [0-9:]+ f$'
+	assert_line --regexp '^ +5 lrwxrwxrwx +1 .* 1 \(invalid time\) sl -> f$'
+	assert_line --regexp '^ +6 lrwxrwxrwx +1 .* 200 [0-9-]+ [0-9:]+ sl2 -> \?$'
+	assert_line --regexp '^ +10 \? +\? +\? +\? +\? \? +fifo$'
+	assert_line --regexp '^ +3 drwxr-xr-x .* d$'
+	[ "$stderr" = "$(printf '%s\n' \
+		"sufs-debug: ls sl2: inode 6: reading the link: corrupt metadata" \
+		"sufs-debug: ls fifo: inode 10: No such file or directory")" ]
+}
+
+@test "stat shows a time out of range as invalid, and a socket's type" {
+	small_img "$T/s.img"
+	edit "$T/s.img" <<'EOF'
+sif f mtime 0x7fffffffffffffff
+mknod /s s
+EOF
+	debug "$T/s.img" "stat f"
+	assert_success
+	assert_line --regexp '^ mtime: 9223372036854775807\.[0-9]{9} -- \(invalid\)$'
+	debug "$T/s.img" "stat s"
+	assert_success
+	assert_line --index 0 --regexp '^Inode: [0-9]+ +Type: socket +Mode: +0644 '
+}
+
+@test "ls of a directory whose block is damaged fails, and so do ncheck and rdump" {
+	small_img "$T/s.img"
+	edit "$T/s.img" <<<"set_dirent d sub rec_len 3"
+	debug "$T/s.img" "ls d"
+	assert_failure 1
+	[ "$stderr" = "sufs-debug: ls d: corrupt metadata" ]
+	debug "$T/s.img" "ncheck 4"
+	assert_failure 1
+	assert_line "$(printf '4\t/f')"
+	[ "$stderr" = "sufs-debug: ncheck /d: corrupt metadata" ]
+	mkdir "$T/out"
+	debug "$T/s.img" "rdump / $T/out"
+	assert_failure 1
+	[ "$stderr" = "sufs-debug: rdump /d: reading the directory: corrupt metadata" ]
+	[ -d "$T/out/d" ] && [ -z "$(ls -A "$T/out/d")" ]
+	cmp <("$DEBUG" -R "cat f" "$T/s.img") "$T/out/f"
+}
+
+@test "pwd names a directory its parent does not list as <INO>, and the path goes on from there" {
+	small_img "$T/s.img"
+	edit "$T/s.img" <<<"set_dirent / d inode 7"
+	printf 'cd <3>\npwd\ncd sub\npwd\ncd ..\npwd\n' >"$T/cmds"
+	run "$DEBUG" -f "$T/cmds" "$T/s.img"
+	assert_success
+	assert_output "$(printf '<3>\n<3>/sub\n<3>')"
+	# what pwd prints can be typed back
+	printf 'cd <3>/sub\npwd\n' >"$T/cmds"
+	run "$DEBUG" -f "$T/cmds" "$T/s.img"
+	assert_output "<3>/sub"
+}
+
 @test "stat of a sparse file shows its indirect block" {
 	debug "$IMG" "stat sparse"
 	assert_success
@@ -459,6 +592,66 @@ sufs-debug: zap_block 1: a hole in /d\x1by/h\x1bi: no block to zap'
 	cmp "$T/want" "$T/out/f"
 }
 
+@test "an indirect block's pointer out of range: dump and rdump leave what it maps as a hole and fail" {
+	small_img "$T/s.img"
+	"$DEBUG" -R "cat f" "$T/s.img" >"$T/whole"
+	edit "$T/s.img" <<<"sif f block[IND] 99999"
+	head -c 49152 "$T/whole" >"$T/want"
+	head -c $((100000 - 49152)) /dev/zero >>"$T/want"
+	debug "$T/s.img" "dump f $T/f.out"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-debug: dump f: a block pointer out of range at logical block 12 (left as a hole)"
+	cmp "$T/want" "$T/f.out"
+	mkdir "$T/out"
+	debug "$T/s.img" "rdump f $T/out"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-debug: rdump f: a block pointer out of range at logical block 12 (left as a hole)"
+	cmp "$T/want" "$T/out/f"
+}
+
+@test "blocks leaves out a block pointer out of range and fails, as bmap does" {
+	small_img "$T/s.img"
+	all=$("$DEBUG" -R "blocks f" "$T/s.img")
+	read -r -a b <<<"$all"
+	[ "${#b[@]}" -eq 25 ]
+	edit "$T/s.img" <<<"sif f block[1] 99999"
+	debug "$T/s.img" "blocks f"
+	assert_failure 1
+	assert_output "${b[0]} ${b[*]:2}"
+	[ "$stderr" = "sufs-debug: blocks f: a block pointer out of range at logical block 1" ]
+	debug "$T/s.img" "bmap f 1"
+	assert_failure 1
+	[ "$stderr" = "sufs-debug: bmap f: block 1: corrupt metadata" ]
+	edit "$T/s.img" <<<"sif f block[IND] 99999"
+	debug "$T/s.img" "blocks f"
+	assert_failure 1
+	assert_output "${b[0]} ${b[*]:2:10}"
+	[ "$stderr" = "sufs-debug: blocks f: a block pointer out of range at logical block 1" ]
+	edit "$T/s.img" <<<"sif f block[1] ${b[1]}"
+	debug "$T/s.img" "blocks f"
+	assert_failure 1
+	assert_output "${b[*]:0:12}"
+	[ "$stderr" = "sufs-debug: blocks f: a block pointer out of range at logical block 12" ]
+}
+
+@test "cat and dump of a symbolic link named as <INO> write its target; dump to a host path that cannot be made fails" {
+	ino=$(ino_of dir/link)
+	debug "$IMG" "cat <$ino>"
+	assert_success
+	assert_output "../hello.txt"
+	debug "$IMG" "dump <$ino> $T/link.out"
+	assert_success
+	[ "$(cat "$T/link.out")" = "../hello.txt" ] && [ ! -L "$T/link.out" ]
+	debug "$IMG" "dump hello.txt $T/no/such/dir"
+	assert_failure 1
+	[ "$stderr" = "sufs-debug: dump $T/no/such/dir: No such file or directory" ]
+	debug "$IMG" "dump -x hello.txt $T/x"
+	assert_failure 1
+	[ "$stderr" = "$(printf '%s\n' "sufs-debug: dump: unknown option -x" \
+		"sufs-debug: dump: usage: dump [-p] PATH HOSTFILE")" ]
+	[ ! -e "$T/x" ]
+}
+
 @test "icheck names the owner of each block" {
 	blk=$("$DEBUG" -R "blocks hello.txt" "$IMG")
 	ino=$(ino_of hello.txt)
@@ -487,6 +680,34 @@ sufs-debug: zap_block 1: a hole in /d\x1by/h\x1bi: no block to zap'
 	[[ $stderr == "sufs-debug: ncheck 0: not an inode number"* ]]
 }
 
+@test "ncheck of an inode without a name says so and succeeds" {
+	small_img "$T/s.img"
+	edit "$T/s.img" <<<"set_dirent / f inode 7"
+	debug "$T/s.img" "ncheck 4 7 100"
+	assert_success
+	assert_output "$(printf 'Inode\tPathname\n7\t/f\n7\t/fifo\n4\t<name not found>\n100\t<name not found>')"
+}
+
+@test "icheck names each part of the metadata of every group, and passes over an inode whose checksum fails" {
+	mkimg "$T/g.img" 4M -g 256
+	"$REPLAY" "$T/g.img" - <<<"create /f
+write /f 0 5000 1"
+	read -r b0 b1 <<<"$("$DEBUG" -R "blocks f" "$T/g.img")"
+	debug "$T/g.img" "icheck 2 3 4 256 257 258 259 512 513 514 $b1"
+	assert_success
+	assert_output "$(printf '%s\n' 'Block	Inode number' '2	<block bitmap of group 0>' \
+		'3	<inode bitmap of group 0>' '4	<inode table of group 0>' \
+		'256	<superblock backup of group 1>' '257	<block bitmap of group 1>' \
+		'258	<inode bitmap of group 1>' '259	<inode table of group 1>' \
+		'512	<block bitmap of group 2>' '513	<inode bitmap of group 2>' \
+		'514	<inode table of group 2>' "$b1	3")"
+	edit "$T/g.img" <<<"sif f checksum 0"
+	debug "$T/g.img" "icheck $b0"
+	assert_success
+	assert_output "$(printf 'Block\tInode number\n%s\t<block not found>' "$b0")"
+	[ "$stderr" = "sufs-debug: icheck: warning: inode 3: checksum does not match (skipped)" ]
+}
+
 @test "super prints the superblock's fields" {
 	mkimg "$T/s.img" 8M -b 1024 -L scratch -U 01234567-89ab-cdef-0123-456789abcdef
 	debug "$T/s.img" super
@@ -498,6 +719,15 @@ sufs-debug: zap_block 1: a hole in /d\x1by/h\x1bi: no block to zap'
 	assert_line "UUID:                     01234567-89ab-cdef-0123-456789abcdef"
 	assert_line --regexp '^State: +1 \(clean\)$'
 	assert_line --regexp '^Write mode: +[0-9] \((softdep|sync|async)\)$'
+}
+
+@test "super shows each snapshot slot in use" {
+	small_img "$T/s.img"
+	"$SNAP" create "$T/s.img" one
+	debug "$T/s.img" super
+	assert_success
+	assert_line --regexp '^Snapshot 0: +inode [0-9]+, flags 0x0, taken [0-9]+ \([A-Z][a-z]{2} .*[0-9]{4}\)$'
+	refute_line --regexp '^Snapshot 1:'
 }
 
 @test "groups prints one line per group" {
@@ -605,10 +835,13 @@ sufs-debug: zap_block 1: a hole in /d\x1by/h\x1bi: no block to zap'
 @test "rdump never overwrites what HOSTDIR already holds" {
 	mkdir "$T/out"
 	printf 'mine\n' >"$T/out/sparse"
+	printf 'mine too\n' >"$T/out/fifo"
 	debug "$IMG" "rdump / $T/out"
 	assert_failure 1
 	[[ $stderr == *"sufs-debug: rdump /sparse: File exists"* ]]
+	[[ $stderr == *"sufs-debug: rdump /fifo: File exists"* ]]
 	[ "$(cat "$T/out/sparse")" = "mine" ]
+	[ "$(cat "$T/out/fifo")" = "mine too" ]
 	cmp "$SRC/dir/sub/deep.txt" "$T/out/dir/sub/deep.txt"
 }
 
@@ -667,6 +900,92 @@ sufs-debug: zap_block 1: a hole in /d\x1by/h\x1bi: no block to zap'
 	assert_success
 	assert_line "$(printf '2\t/')"
 	assert_line "$(printf '2\t/d/lp')"
+}
+
+@test "rdump reports each damaged entry, skips it, copies the rest and fails" {
+	small_img "$T/s.img"
+	"$DEBUG" -w -R "create /d/sub/y" "$T/s.img"
+	edit "$T/s.img" <<'EOF'
+sif sl size 70000
+sif sl2 block[0] 0x66006666
+sif fifo mode 0170644
+set_dirent d/sub y inode 20
+EOF
+	mkdir "$T/out"
+	debug "$T/s.img" "rdump / $T/out"
+	assert_failure 1
+	[ "$stderr" = "$(printf '%s\n' \
+		"sufs-debug: rdump /d/sub/y: inode 20: No such file or directory" \
+		"sufs-debug: rdump /sl: the link's target is 70000 bytes long: skipped" \
+		"sufs-debug: rdump /sl2: the link's target is empty or holds a NUL byte: skipped" \
+		"sufs-debug: rdump /fifo: inode 7 has no known file type (mode 0170644): skipped")" ]
+	[ "$(cd "$T/out" && find . | LC_ALL=C sort | tr '\n' ' ')" = ". ./d ./d/sub ./d/sub/x ./f " ]
+	cmp <("$DEBUG" -R "cat f" "$T/s.img") "$T/out/f"
+	[ "$(cat "$T/out/d/sub/x")" = "$("$DEBUG" -R "cat d/sub/x" "$T/s.img")" ]
+	# a symbolic link whose block pointer is out of range
+	edit "$T/s.img" <<'EOF'
+sif sl size 200
+sif sl block[0] 99999
+EOF
+	mkdir "$T/out2"
+	debug "$T/s.img" "rdump sl $T/out2"
+	assert_failure 1
+	[ "$stderr" = "sufs-debug: rdump sl: reading the link: corrupt metadata" ]
+	[ -z "$(ls -A "$T/out2")" ]
+}
+
+@test "rdump: a trailing slash, the root twice, a missing source, a directory its parent does not list" {
+	small_img "$T/s.img"
+	mkdir "$T/a" "$T/b" "$T/c"
+	debug "$T/s.img" "rdump d/ $T/a"
+	assert_success
+	[ "$(cd "$T/a" && find . | LC_ALL=C sort | tr '\n' ' ')" = ". ./d ./d/sub ./d/sub/x " ]
+	debug "$T/s.img" "rdump / nope / $T/b"
+	assert_failure 1
+	[ "$stderr" = "$(printf '%s\n' "sufs-debug: rdump nope: No such file or directory" \
+		"sufs-debug: rdump /: the root was already copied: skipped")" ]
+	[ -f "$T/b/f" ] && [ -d "$T/b/d/sub" ]
+	edit "$T/s.img" <<<"set_dirent / d inode 7"
+	printf 'cd <3>\nrdump . sub %s\n' "$T/c" >"$T/cmds"
+	run --separate-stderr "$DEBUG" -f "$T/cmds" "$T/s.img"
+	assert_failure 1
+	[ "$stderr" = "sufs-debug: rdump .: cannot find the directory's name in its parent" ]
+	[ "$(cd "$T/c" && find . | LC_ALL=C sort | tr '\n' ' ')" = ". ./sub ./sub/x " ]
+}
+
+@test "rdump keeps the hard links of many multiply linked files" {
+	mkdir -p "$T/src/a" "$T/src/b" "$T/out"
+	for i in $(seq 1 80); do
+		printf '%s\n' "$i" >"$T/src/a/f$i"
+		ln "$T/src/a/f$i" "$T/src/b/g$i"
+	done
+	mkimg "$T/links.img" 16M -d "$T/src"
+	debug "$T/links.img" "rdump / $T/out"
+	assert_success
+	for i in $(seq 1 80); do
+		[ "$(stat -c '%i %h' "$T/out/a/f$i")" = "$(stat -c '%i %h' "$T/out/b/g$i")" ] ||
+			fail "f$i and g$i are not one file"
+		[ "$(cat "$T/out/b/g$i")" = "$i" ]
+	done
+	[ "$(stat -c %h "$T/out/a/f80")" -eq 2 ]
+}
+
+@test "rdump does not overwrite a hard link's first copy with a second entry of the same name" {
+	mkimg "$T/hl.img" 4M
+	"$REPLAY" "$T/hl.img" - <<'EOF'
+mkdir /d
+create /d/f1
+write /d/f1 0 10 1
+link /d/f1 /d/f2
+EOF
+	"$DEBUG" -w -R "set_dirent /d f2 name f1" "$T/hl.img"
+	mkdir "$T/out"
+	debug "$T/hl.img" "rdump / $T/out"
+	assert_failure 1
+	[ "$stderr" = "sufs-debug: rdump /d/f1: linking to d/f1: File exists" ]
+	[ "$(ls -A "$T/out/d")" = "f1" ]
+	[ "$(stat -c %h "$T/out/d/f1")" -eq 1 ]
+	cmp <("$DEBUG" -R "cat d/f1" "$T/hl.img") "$T/out/d/f1"
 }
 
 @test "rdump never uses an entry named .. from the image" {
