@@ -2148,6 +2148,42 @@ static int detached(struct chk *c, struct dirinfo *top, int loop)
 	return rc;
 }
 
+/*
+ * /lost+found naming something that is not a directory would stop every
+ * reconnection: the name goes before any is needed (made anew when one
+ * is), and what it named, if nothing else names it, is reconnected to the
+ * new /lost+found in pass 4.
+ */
+static int lost_found_not_dir(struct chk *c)
+{
+	static const char name[] = "lost+found";
+	struct sufs_fs *fs = c->fs;
+	struct sufs_inode root;
+	struct pctx x = { 0 };
+	uint32_t ino, old;
+	upd_id id;
+	int rc = inode_load(fs, SUFS_ROOT_INO, &root);
+
+	if (rc && rc != -SUFS_ECHECKSUM)
+		return rc;
+	/* (a damaged root left so by -n: what it holds is not looked at) */
+	rc = dir_lookup(fs, SUFS_ROOT_INO, &root, name, sizeof(name) - 1, &ino);
+	if (rc)
+		return rc == -ENOMEM || rc == -EIO ? rc : 0;
+	if (ino <= c->ninodes && c->ftype[ino] == SUFS_FT_DIR)
+		return 0;
+	x.ino = ino;
+	if (!fix_problem(c, SUFS_PR_LOST_FOUND_NOT_DIR, &x))
+		return 0;
+	rc = dir_set(fs, SUFS_ROOT_INO, &root, name, sizeof(name) - 1, 0, 0, UPD_DIRREM, NULL,
+		     &old, &id);
+	if (rc)
+		return rc;
+	if (ino <= c->ninodes)
+		uncount_link(c, ino);
+	return 0;
+}
+
 static int pass3(struct chk *c)
 {
 	struct pctx x = { .ino = SUFS_ROOT_INO };
@@ -2166,6 +2202,7 @@ static int pass3(struct chk *c)
 	root = dir_find_info(c, SUFS_ROOT_INO);
 	root->parent = SUFS_ROOT_INO;
 	root->mark = 1;
+	rc = lost_found_not_dir(c);
 	for (i = 0; i < c->ndirs && !rc && !poll_stop(c); i++) {
 		uint32_t start = c->dirs[i].ino, rest;
 		if (c->dirs[i].mark || c->dirs[i].cleared)

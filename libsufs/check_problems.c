@@ -125,6 +125,10 @@ static const struct sufs_problem_def table[] = {
 	    "directory inode %i is in a loop unreachable from the root (its name is in %j)"),
 	ROW(SUFS_PR_BAD_DOTDOT, "bad_dotdot", 3, 0, "Fix",
 	    "'..' in directory inode %i is %j, should be %d"),
+	/* /lost+found is made anew, and what the name held is reconnected to
+	 * it in pass 4 if nothing else names it */
+	ROW(SUFS_PR_LOST_FOUND_NOT_DIR, "lost_found_not_dir", 3, 0, "Unlink",
+	    "/lost+found is not a directory (inode %i)"),
 
 	ROW(SUFS_PR_UNATTACHED_EMPTY, "unattached_empty", 4, LEAK, "Clear",
 	    "unattached zero-length inode %i"),

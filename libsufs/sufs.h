@@ -743,6 +743,7 @@ enum sufs_problem_code {
 	SUFS_PR_DIR_UNREF          = 0x0303,
 	SUFS_PR_DIR_LOOP           = 0x0304,
 	SUFS_PR_BAD_DOTDOT         = 0x0305,
+	SUFS_PR_LOST_FOUND_NOT_DIR = 0x0306,
 	/* pass 4: reference counts */
 	SUFS_PR_UNATTACHED_EMPTY   = 0x0401,
 	SUFS_PR_UNATTACHED         = 0x0402,

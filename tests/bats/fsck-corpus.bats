@@ -239,6 +239,10 @@ corpus() {
 	corpus f_itable_zeroed
 }
 
+@test "f_lost_found_not_dir: /lost+found is a file: unlinked, made anew, and what it named connected to it" {
+	corpus f_lost_found_not_dir
+}
+
 @test "f_links_high: a link count too high" {
 	corpus f_links_high
 }
