@@ -1501,6 +1501,18 @@ static int check_state(struct harness *h, struct view *v, struct sufs_dev *dev,
 	return 0;
 }
 
+/* A worker leaves with _exit(): the parent's exit handlers are not its own.
+ * In a build for make coverage it leaves with exit(), so that every module
+ * (the program, libsufs) writes the lines it ran. */
+static void worker_exit(int status)
+{
+#ifdef SUFS_COVERAGE
+	exit(status);
+#else
+	_exit(status);
+#endif
+}
+
 /* One worker: the states i with i % jobs == job. */
 static int check_states(struct harness *h, const struct states *ss, unsigned job,
 			unsigned jobs, struct counts *c, struct progress *pb)
@@ -1579,7 +1591,7 @@ static int run_jobs(struct harness *h, const struct states *ss, struct counts *t
 		if (pids[j] == 0) {
 			rc = check_states(h, ss, j, jobs, &shared[j], j == 0 ? &pb : NULL);
 			fflush(NULL);
-			_exit(rc ? 1 : 0);
+			worker_exit(rc ? 1 : 0);
 		}
 		if (pids[j] < 0) {
 			rc = -errno;
