@@ -637,7 +637,7 @@ static int find_backup(struct sbsearch *s, uint32_t bs, uint32_t first_bpg, uint
  * device reaches.  When no copy is good, one whose checksum alone is bad:
  * the primary, else the first such backup.  Returns 0 for the primary, 1
  * for another, 2 for a primary whose checksum alone is bad and that has no
- * good backup, or an error.
+ * good backup, 3 for the one asked for over a sound primary, or an error.
  */
 static int choose_super(struct chk *c, struct sufs_dev *dev, uint64_t *off,
 			struct sufs_super *sb, const char **why)
@@ -654,9 +654,7 @@ static int choose_super(struct chk *c, struct sufs_dev *dev, uint64_t *off,
 		err = read_super(dev, *off, sb, why);
 		if (err)
 			return err;
-		if (read_super(dev, SUFS_SB_OFFSET, &p, why) == 0)
-			*why = "another superblock was chosen";
-		return 1;
+		return read_super(dev, SUFS_SB_OFFSET, &p, why) == 0 ? 3 : 1;
 	}
 	*off = SUFS_SB_OFFSET;
 	err = read_super(dev, SUFS_SB_OFFSET, &p, why);
@@ -2825,7 +2823,7 @@ static int run_once(struct chk *c, struct sufs_dev *dev, uint64_t sb_off, int ch
 	unsigned oflags = SUFS_OPEN_IGNORE_CSUM | SUFS_OPEN_NOFLAGS;
 	struct pctx x = { .num = sb_off, .str = why };
 	uint32_t mode = 0;
-	int rw = c->writable && !c->dry, backup = chosen == 1, rc, rc2;
+	int rw = c->writable && !c->dry, backup = chosen == 1 || chosen == 3, rc, rc2;
 
 	if (!bd)
 		return -ENOMEM;
@@ -2848,7 +2846,8 @@ static int run_once(struct chk *c, struct sufs_dev *dev, uint64_t sb_off, int ch
 		c->fs->alloc_note_arg = c;
 		r->inodes_count = c->ninodes;
 		r->blocks_count = c->nblocks;
-		if (backup && fix_problem(c, SUFS_PR_SB_PRIMARY_BAD, &x))
+		if (backup && fix_problem(c, chosen == 3 ? SUFS_PR_SB_CHOSEN : SUFS_PR_SB_PRIMARY_BAD,
+					  &x))
 			c->fs->sb_dirty = 1; /* touch() wrote the primary already */
 		if (chosen == 2 && fix_problem(c, SUFS_PR_SB_CSUM, &x))
 			c->fs->sb_dirty = 1; /* and sealed it anew */

@@ -27,6 +27,10 @@
 static const struct sufs_problem_def table[] = {
 	ROW(SUFS_PR_SB_PRIMARY_BAD, "sb_primary_bad", 0, 0, "Rewrite the primary",
 	    "the primary superblock is damaged (%s); using the backup at byte %n"),
+	/* -s chose a backup over a sound primary: the check follows the
+	 * backup, and the primary is rewritten from it, as e2fsck -b does */
+	ROW(SUFS_PR_SB_CHOSEN, "sb_chosen", 0, 0, "Rewrite the primary",
+	    "the superblock at byte %n was chosen (-s) over a sound primary"),
 	ROW(SUFS_PR_GROUP_DESC_BAD, "group_desc_bad", 0, 0, "Fix",
 	    "group %n descriptor is damaged (%s)"),
 	ROW(SUFS_PR_SNAP_SLOT_BAD, "snap_slot_bad", 0, 0, "Clear",
@@ -75,7 +79,7 @@ static const struct sufs_problem_def table[] = {
 	    "inode %i size %n is past the largest file, %m bytes"),
 
 	ROW(SUFS_PR_DUP_BLOCK, "dup_block", 1, 0, "Clone",
-	    "inode %i block #%n (%b) is claimed by another inode too"),
+	    "inode %i block #%n (%b) is claimed more than once"),
 	/* asked when a copy was refused or there was no room for one */
 	ROW(SUFS_PR_DUP_CLEAR, "dup_clear", 1, 0, "Clear",
 	    "inode %i keeps blocks another inode claims too (%s)"),

@@ -701,6 +701,7 @@ enum sufs_problem_code {
 	SUFS_PR_SB_CSUM            = 0x0005,
 	SUFS_PR_SNAP_SLOT_DUP      = 0x0006,
 	SUFS_PR_SNAP_UNREADABLE    = 0x0007,
+	SUFS_PR_SB_CHOSEN          = 0x0008,
 	/* pass 1: inodes and block maps */
 	SUFS_PR_RESERVED_INODE     = 0x0101,
 	SUFS_PR_INODE_ZERO_MODE    = 0x0102,

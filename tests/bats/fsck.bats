@@ -762,7 +762,7 @@ $IMG: UNEXPECTED INCONSISTENCY; RUN fsck.sufs MANUALLY.
 	counts=${lines[-1]}
 	run "$FSCK" -fy -s 8192:1024 "$IMG"
 	assert_failure 1
-	assert_line --index 0 "The primary superblock is damaged (another superblock was chosen); using the backup at byte 8388608.  Rewrite the primary? yes"
+	assert_line --index 0 "The superblock at byte 8388608 was chosen (-s) over a sound primary.  Rewrite the primary? yes"
 	run "$FSCK" -fn "$IMG"
 	assert_success
 	assert_line "$counts"
@@ -832,7 +832,7 @@ $IMG: UNEXPECTED INCONSISTENCY; RUN fsck.sufs MANUALLY.
 	edit iset /big b3 "$(edit iget /f1 b0)"
 	run "$FSCK" -fy "$IMG"
 	assert_failure 1
-	assert_output --partial "is claimed by another inode too.  Clone? yes"
+	assert_output --partial "is claimed more than once.  Clone? yes"
 	run "$FSCK" -fn "$IMG"
 	assert_success
 	[ "$(edit iget /f1 b0)" != "$(edit iget /big b3)" ]
@@ -842,7 +842,7 @@ $IMG: UNEXPECTED INCONSISTENCY; RUN fsck.sufs MANUALLY.
 	mkpop
 	edit iset /big b3 "$(edit iget /f1 b0)"
 	start_fsck
-	wait_for 'is claimed by another inode too\.  Clone<y>\? ?$'
+	wait_for 'is claimed more than once\.  Clone<y>\? ?$'
 	tmux send-keys -t fs n
 	wait_for 'keeps blocks another inode claims too \(a copy was refused\)\.  Clear<y>\? ?$'
 	tmux send-keys -t fs y
@@ -871,7 +871,7 @@ $IMG: UNEXPECTED INCONSISTENCY; RUN fsck.sufs MANUALLY.
 	[ "$(edit iget /big b3)" = "$(edit iget /f1 b0)" ]
 	run "$FSCK" -fn "$IMG"
 	assert_failure 4
-	assert_output --partial "is claimed by another inode too.  Clone? no"
+	assert_output --partial "is claimed more than once.  Clone? no"
 	assert_output --partial "keeps blocks another inode claims too (a copy was refused).  Clear? no"
 }
 
