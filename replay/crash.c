@@ -1313,6 +1313,51 @@ static int save_image(struct harness *h, struct view *v, const char *name, char 
 	return 0;
 }
 
+/* A word of a command, as a shell reads it back: as it is when nothing in
+ * it is special, else in single quotes, or in $'...' with \xHH escapes when
+ * it holds control bytes or bytes that are not UTF-8 (never printed raw). */
+static void put_word(FILE *f, const char *w)
+{
+	static const char safe[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				   "0123456789_./:=+-,@%";
+	size_t len = strlen(w), i, k;
+	int plain = len != 0, ctl = 0;
+	unsigned char c;
+
+	for (i = 0; i < len; i += k) {
+		c = (unsigned char)w[i];
+		k = c >= 0x80 ? utf8_printable(w + i, len - i) : 0;
+		if (k)
+			continue;
+		k = 1;
+		if (c < 0x20 || c >= 0x7f)
+			ctl = 1;
+		else if (!strchr(safe, c))
+			plain = 0;
+	}
+	if (plain && !ctl) {
+		fputs(w, f);
+		return;
+	}
+	fputs(ctl ? "$'" : "'", f);
+	for (i = 0; i < len; i += k) {
+		c = (unsigned char)w[i];
+		k = c >= 0x80 ? utf8_printable(w + i, len - i) : 0;
+		if (k) {
+			fwrite(w + i, 1, k, f);
+			continue;
+		}
+		k = 1;
+		if (ctl && (c < 0x20 || c >= 0x7f || c == '\\' || c == '\''))
+			fprintf(f, "\\x%02x", c);
+		else if (!ctl && c == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(c, f);
+	}
+	fputc('\'', f);
+}
+
 /* The command that checks this one state again. */
 static void print_command(FILE *f, const struct harness *h, const char *name)
 {
@@ -1323,16 +1368,21 @@ static void print_command(FILE *f, const struct harness *h, const char *name)
 	fprintf(f, "  reproduce: ");
 	if (o->fixed_time)
 		fprintf(f, "SOURCE_DATE_EPOCH=%" PRId64 " ", o->time_sec);
-	fprintf(f, "%s --crash-state %s --mode %s", prog, name, mode);
+	put_word(f, prog);
+	fprintf(f, " --crash-state %s --mode %s", name, mode);
 	if (o->broken_rule)
 		fprintf(f, " --break-rule %u", o->broken_rule);
 	if (o->cache_bytes)
 		fprintf(f, " --cache %" PRIu64, o->cache_bytes);
-	if (o->script)
-		fprintf(f, " %s %s\n", o->image, o->script);
-	else
-		fprintf(f, " --random %" PRIu64 " --seed %" PRIu64 " %s\n", o->random_ops, o->seed,
-			o->image);
+	if (!o->script)
+		fprintf(f, " --random %" PRIu64 " --seed %" PRIu64, o->random_ops, o->seed);
+	fputc(' ', f);
+	put_word(f, o->image);
+	if (o->script) {
+		fputc(' ', f);
+		put_word(f, o->script);
+	}
+	fputc('\n', f);
 }
 
 /*

@@ -182,6 +182,23 @@ with open(sys.argv[1], "r+b") as f:
 	ls crash-*.img >/dev/null
 }
 
+@test "the reproduce command quotes an image name a shell would split, and runs as printed" {
+	for name in "a b'c.img" $'tab\there.img'; do
+		cp "$BASE" "$T/$name"
+		crash --crash-state 4:s4 --break-rule 1 --random 200 --seed 1 "$T/$name"
+		assert_failure 16
+		cmd=$(sed -n 's/^  reproduce: //p' <<<"$stderr")
+		# no control byte printed raw; the name quoted
+		[[ $cmd != *$'\t'* ]]
+		[[ $cmd == *" --seed 1 '"* || $cmd == *" --seed 1 \$'"* ]]
+		rm -f crash-*.img
+		run --separate-stderr env PATH="$(dirname "$REPLAY"):$PATH" bash -c "$cmd"
+		assert_failure 16
+		[[ $stderr == *"VIOLATION in --random 200 --seed 1, state 4:s4 "* ]]
+		ls crash-*.img >/dev/null
+	done
+}
+
 @test "--quiet prints nothing when nothing is violated, in JSON too; the JSON keys" {
 	crash -q --crash-check=sample:5 --random 20 "$BASE"
 	assert_success
