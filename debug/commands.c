@@ -1334,8 +1334,9 @@ int command_line(struct session *s, const char *line)
 	} else {
 		rc = c->run(s, argc, argv) ? 1 : 0;
 	}
-	if (fflush(stdout) && !rc)
+	if ((fflush(stdout) || ferror(stdout)) && !rc)
 		rc = fail(argv[0], NULL, "writing the output: %s", strerror(errno));
+	clearerr(stdout); /* told once, by the command or here: not again at the end */
 	free(argv);
 	free(buf);
 	return rc;
