@@ -555,14 +555,23 @@ static int explain_inodes(const struct args *a)
 static int too_many_groups(const struct args *a, uint64_t groups, uint32_t bs, uint32_t bpg)
 {
 	uint64_t most = UINT32_MAX / (bs / SUFS_INODE_SIZE);
+	int big_b = bs == SUFS_MAX_BLOCK_SIZE, big_g = bpg == 8 * bs;
+	char advice[96];
 
 	if (groups <= most)
 		return 0;
+	/* only what is not at its limit yet can help */
+	if (big_b && big_g)
+		snprintf(advice, sizeof(advice), "use a smaller SIZE (at most %llu bytes)",
+			 (unsigned long long)(most * bpg * bs));
+	else
+		snprintf(advice, sizeof(advice), "use a larger %s, or a smaller SIZE",
+			 big_g ? "-b" : big_b ? "-g" : "-g or -b");
 	errmsg("cannot lay out a file system of %llu bytes on %s: its %llu groups of %u blocks "
 	       "are too many, at most %llu can have a block of inodes each (inode numbers are "
-	       "32 bits); use a larger -g or -b, or a smaller SIZE",
+	       "32 bits); %s",
 	       (unsigned long long)a->size, shown(a->image), (unsigned long long)groups, bpg,
-	       (unsigned long long)most);
+	       (unsigned long long)most, advice);
 	return 1;
 }
 
@@ -600,9 +609,9 @@ static int explain_geometry(const struct args *a)
 		return too_many_groups(a, groups, bs, bpg);
 	errmsg("cannot lay out a file system of %llu bytes on %s: its %llu groups of %u blocks "
 	       "need %u blocks of group descriptors, and the first group cannot hold them "
-	       "with its own metadata (%llu blocks); use a larger -g or a smaller SIZE",
+	       "with its own metadata (%llu blocks); use a larger %s or a smaller SIZE",
 	       (unsigned long long)a->size, shown(a->image), (unsigned long long)groups, bpg,
-	       sb.gdt_blocks, (unsigned long long)need);
+	       sb.gdt_blocks, (unsigned long long)need, bpg < 8 * bs ? "-g" : "-b");
 	return 1;
 }
 

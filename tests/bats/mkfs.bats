@@ -511,9 +511,16 @@ mksrc() {
 	# 2^24 groups of 2^19 64 KiB blocks: one block of 256 inodes each is 2^32
 	run "$MKFS" -n -b 64K "$T/img" 524288T
 	assert_failure 4
-	assert_output "mkfs.sufs: cannot lay out a file system of 576460752303423488 bytes on $T/img: its 16777216 groups of 524288 blocks are too many, at most 16777215 can have a block of inodes each (inode numbers are 32 bits); use a larger -g or -b, or a smaller SIZE"
-	run "$MKFS" -n -q -b 64K "$T/img" 524287T
+	assert_output "mkfs.sufs: cannot lay out a file system of 576460752303423488 bytes on $T/img: its 16777216 groups of 524288 blocks are too many, at most 16777215 can have a block of inodes each (inode numbers are 32 bits); use a smaller SIZE (at most 576460717943685120 bytes)"
+	run "$MKFS" -n -q -b 64K "$T/img" 576460717943685120
 	assert_success
+	# the advice names only what is not at its limit yet
+	run "$MKFS" -n -b 64K -g 65536 "$T/img" 65536T
+	assert_failure 4
+	assert_output --partial "; use a larger -g, or a smaller SIZE"
+	run "$MKFS" -n -b 1024 "$T/img" 64T
+	assert_failure 4
+	assert_output --partial "; use a larger -b or a smaller SIZE"
 	# more groups than a 32-bit count holds
 	run "$MKFS" -n -b 1024 -g 64 "$T/img" 256T
 	assert_failure 4
