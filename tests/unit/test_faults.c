@@ -163,30 +163,6 @@ static void workload(struct sufs_fs *fs)
 	sufs_unlink(fs, e, NAME("second-name"));
 }
 
-/* A fresh small image (1 KiB blocks), open for writing in mode through
- * the failing device. */
-static void fresh(struct tfs *t, unsigned mode)
-{
-	struct sufs_mkfs_opts o;
-	struct sufs_dev *inner, *dev;
-
-	tu_default_opts(&o, 1024);
-	o.inodes = 256;
-	tu_make_opts(t, 4 << 20, &o);
-	tu_close(t);
-	assert_int_equal(sufs_dev_open(t->path, SUFS_DEV_RDWR, &inner), 0);
-	dev = calloc(1, sizeof(*dev));
-	assert_non_null(dev);
-	dev->ops = &fdev_ops;
-	dev->priv = inner;
-	dev->size = inner->size;
-	dev->writable = 1;
-	assert_int_equal(sufs_open_dev(dev, SUFS_OPEN_RDWR, 0, &t->fs), 0);
-	sufs_set_clock(t->fs, TU_TIME_SEC + 1000, 0);
-	assert_int_equal(sufs_set_mode(t->fs, mode), 0);
-	sufs_set_cache_size(t->fs, 64 * 1024);
-}
-
 /* The image of t, closed, opened again for writing through the failing
  * device (with nothing in its cache). */
 static void fresh_reopen(struct tfs *t)
@@ -201,6 +177,22 @@ static void fresh_reopen(struct tfs *t)
 	dev->size = inner->size;
 	dev->writable = 1;
 	assert_int_equal(sufs_open_dev(dev, SUFS_OPEN_RDWR, 0, &t->fs), 0);
+}
+
+/* A fresh small image (1 KiB blocks), open for writing in mode through
+ * the failing device. */
+static void fresh(struct tfs *t, unsigned mode)
+{
+	struct sufs_mkfs_opts o;
+
+	tu_default_opts(&o, 1024);
+	o.inodes = 256;
+	tu_make_opts(t, 4 << 20, &o);
+	tu_close(t);
+	fresh_reopen(t);
+	sufs_set_clock(t->fs, TU_TIME_SEC + 1000, 0);
+	assert_int_equal(sufs_set_mode(t->fs, mode), 0);
+	sufs_set_cache_size(t->fs, 64 * 1024);
 }
 
 /* Is the image flagged as needing a full check? */
