@@ -17,6 +17,7 @@
 #include "script.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -129,21 +130,29 @@ static char *command_generator(const char *text, int state)
 	return NULL;
 }
 
-/* The typed word as bytes: the escapes of the command line undone (see
- * split_words in commands.c), quotes dropped. */
+/* The typed word as bytes, as script_split() reads it: quotes dropped
+ * (inside '...' every byte is itself; inside "..." and outside, the
+ * backslash escapes apply).  A word still being typed may end inside a
+ * quote or an escape: what is there so far is taken. */
 static char *unescape_word(const char *w)
 {
 	char *out = malloc(strlen(w) + 1), *o = out;
+	char quote = 0;
 	unsigned hi, lo;
 
 	if (!out)
 		return NULL;
 	while (*w) {
-		if (*w == '\'' || *w == '"') {
+		if (quote == '\'' && *w != '\'') {
+			*o++ = *w++;             /* inside '...': itself */
+		} else if ((*w == '\'' || *w == '"') && (!quote || *w == quote)) {
+			quote = quote ? 0 : *w;  /* opens or closes */
 			w++;
 		} else if (*w != '\\' || !w[1]) {
 			*o++ = *w++;
-		} else if (w[1] == 'x' && sscanf(w + 2, "%1x%1x", &hi, &lo) == 2) {
+		} else if (w[1] == 'x' && isxdigit((unsigned char)w[2]) &&
+			   isxdigit((unsigned char)w[3])) {
+			sscanf(w + 2, "%1x%1x", &hi, &lo);
 			*o++ = (char)(hi << 4 | lo);
 			w += 4;
 		} else {
@@ -275,10 +284,25 @@ static char **complete(const char *text, int start, int end)
 	return rl_completion_matches(text, path_generator);
 }
 
-/* A blank or quote is part of the word when a backslash escapes it. */
+/* A blank is part of the word when a backslash escapes it or a quote
+ * holds it, by script_split()'s rules (ls "s p"/f is one word). */
 static int is_quoted(char *text, int index)
 {
-	return index > 0 && text[index - 1] == '\\' && !is_quoted(text, index - 1);
+	char quote = 0;
+	int i;
+
+	for (i = 0; i < index; i++) {
+		if (quote == '\'') {
+			if (text[i] == '\'')
+				quote = 0;
+		} else if (text[i] == '\\') {
+			if (++i == index)
+				return 1;
+		} else if (text[i] == '\'' || text[i] == '"') {
+			quote = !quote ? text[i] : text[i] == quote ? 0 : quote;
+		}
+	}
+	return quote != 0;
 }
 
 /* "sufs-debug demo.img:/docs> ", the directory's names escaped as ls

@@ -545,6 +545,13 @@ teardown() {
 	wait_for '^sufs-debug img:/> ls "s p/file" ?$'
 	tmux send-keys -t sd Enter
 	wait_for '^s p/file$'
+	# a quote closed before the slash holds its blank in the word
+	tmux send-keys -t sd 'ls "s p"/f' Tab
+	wait_for '^sufs-debug img:/> ls "s p"/file ?$'
+	tmux send-keys -t sd C-u "ls 's p'/f" Tab
+	wait_for "^sufs-debug img:/> ls 's p'/file ?\$"
+	tmux send-keys -t sd Enter
+	wait_for '^s p/file$'
 	# the end of input (Ctrl-D) ends the session as quit does
 	tmux send-keys -t sd C-d
 	wait_for '^EXITED 0$'
