@@ -29,7 +29,8 @@
 /* ------------------------------------------------------------------------ */
 
 /* The command word and the argument were typed, or read from the image:
- * they go out with print_name()'s escapes, never a control byte raw. */
+ * they go out with print_name()'s escapes, never a control byte raw; an
+ * empty argument as it is typed, ''. */
 static int vfail(const char *cmd, const char *name, size_t len, const char *fmt, va_list ap)
 {
 	fflush(stdout);
@@ -37,7 +38,10 @@ static int vfail(const char *cmd, const char *name, size_t len, const char *fmt,
 	print_name(stderr, cmd, strlen(cmd));
 	if (name) {
 		fputc(' ', stderr);
-		print_name(stderr, name, len);
+		if (len)
+			print_name(stderr, name, len);
+		else
+			fputs("''", stderr);
 	}
 	fputs(": ", stderr);
 	vfprintf(stderr, fmt, ap);

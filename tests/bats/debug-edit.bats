@@ -254,7 +254,7 @@ set_bg 0 free_blocks x|set_bg x: free_blocks: not a whole number (decimal, 0x he
 set_bg 0 free_blocks|set_bg: usage: set_bg [-l] GROUP FIELD VALUE
 set_dirent / f nosuch 1|set_dirent nosuch: no such field (-l lists them)
 set_dirent / f inode x|set_dirent x: inode: not a whole number (decimal, 0x hex or 0 octal)
-set_dirent / f name ''|set_dirent : name: a name cannot be empty
+set_dirent / f name ''|set_dirent '': name: a name cannot be empty
 set_dirent /nope f inode 1|set_dirent /nope: No such file or directory
 set_dirent / f inode|set_dirent: usage: set_dirent [-l] DIR NAME FIELD VALUE
 clri|clri: usage: clri INODE...
