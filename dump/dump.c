@@ -1042,7 +1042,9 @@ static void show_pointers(struct dump *d, const struct sufs_inode *in)
 }
 
 /* A symlink's target: from the inode itself when it fits there (readable
- * even when the checksum fails), else through the library. */
+ * even when the checksum fails), else through the library.  A slow
+ * target that cannot be read leaves the output without it: a read error,
+ * unlike a pointer out of range, which the mapped blocks show in full. */
 static void show_symlink(struct dump *d, uint32_t ino, const struct sufs_inode *in)
 {
 	int fast = in->size <= SUFS_FAST_SYMLINK_MAX;
@@ -1064,6 +1066,8 @@ static void show_symlink(struct dump *d, uint32_t ino, const struct sufs_inode *
 		j_bool(&d->j, "fast_symlink", fast);
 		if (!rc)
 			j_str(&d->j, "target", target, len);
+		else
+			j_str(&d->j, "target_error", sufs_strerror(rc), strlen(sufs_strerror(rc)));
 	} else {
 		fprintf(d->out, "%s symlink target: ", fast ? "Fast" : "Slow");
 		if (rc) {

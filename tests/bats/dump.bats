@@ -214,8 +214,8 @@ assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups
 	assert_equal "$stderr" "sufs-dump: $IMG: symlink inode $ino: corrupt metadata"
 	run --separate-stderr "$DUMP" --json -i /slow-link "$IMG"
 	assert_failure 2
-	run python3 -c 'import json, sys; i = json.load(sys.stdin)["inode"]; print(i["fast_symlink"], "target" in i)' <<<"$output"
-	assert_output "False False"
+	run python3 -c 'import json, sys; i = json.load(sys.stdin)["inode"]; print(i["fast_symlink"], "target" in i, i["target_error"])' <<<"$output"
+	assert_output "False False corrupt metadata"
 }
 
 @test "-i shows a free inode as not in use" {
