@@ -165,20 +165,29 @@ static int damage(int rc)
 	       rc == -SUFS_EVERSION;
 }
 
-/* The message and exit status for a failed call naming a snapshot.  A
- * damaged snapshot (its copies) can still be deleted; a damaged file
- * system is fsck.sufs's to repair. */
-static int snap_error(const char *image, const char *name, const char *what, int rc)
+/* What was being done to the snapshot when a call failed. */
+enum snap_act { ACT_CREATE, ACT_DELETE, ACT_READ, ACT_VIEW };
+
+/* The message and exit status for a failed call naming a snapshot.  Damage
+ * found reading a snapshot or its view is in the snapshot's own copies: it
+ * can still be deleted.  Damage found creating or deleting one is in the
+ * file system: fsck.sufs's to repair. */
+
+static int snap_error(const char *image, const char *name, enum snap_act act, int rc)
 {
+	static const char *const what[] = {
+		[ACT_CREATE] = "creating", [ACT_DELETE] = "deleting",
+		[ACT_READ] = "reading", [ACT_VIEW] = "opening the view of",
+	};
 	char esc[ESCAPED_MAX];
-	int view = !strcmp(what, "reading") || !strcmp(what, "opening the view of");
+	int view = act == ACT_READ || act == ACT_VIEW;
 
 	escape_name_into(name, strlen(name), esc);
 	if (rc == -SUFS_ENOTSNAP) {
 		errmsg("%s: no snapshot named \"%s\"", shown(image), esc);
 		return EXIT_NAME;
 	}
-	errmsg("%s: %s snapshot \"%s\": %s%s", shown(image), what, esc, sufs_strerror(rc),
+	errmsg("%s: %s snapshot \"%s\": %s%s", shown(image), what[act], esc, sufs_strerror(rc),
 	       !damage(rc) ? "" :
 	       view ? "; the snapshot is damaged: it can only be deleted" :
 		      "; fsck.sufs -f repairs it");
@@ -242,7 +251,7 @@ static int cmd_create(const char *image, const char *name)
 		errmsg("%s: no space left for snapshot \"%s\"", shown(image), esc);
 		status = EXIT_FAIL;
 	} else if (rc) {
-		status = snap_error(image, name, "creating", rc);
+		status = snap_error(image, name, ACT_CREATE, rc);
 	}
 	return close_image(image, fs, status);
 }
@@ -352,17 +361,17 @@ static int cmd_info(const char *image, const char *name, const struct opts *o)
 	if (!rc)
 		rc = sufs_snap_open_dev(fs, name, &view);
 	if (rc)
-		return close_image(image, fs, snap_error(image, name, "reading", rc));
+		return close_image(image, fs, snap_error(image, name, ACT_READ, rc));
 	rc = sufs_open_dev(view, 0, 0, &vfs);
 	if (rc) {
 		sufs_dev_close(view);
-		return close_image(image, fs, snap_error(image, name, "opening the view of", rc));
+		return close_image(image, fs, snap_error(image, name, ACT_VIEW, rc));
 	}
 	/* what it shows are counts: ones that cannot be are damage */
 	rc = sufs_super_check_counts(sufs_get_super(vfs), NULL);
 	if (rc) {
 		sufs_close(vfs);
-		return close_image(image, fs, snap_error(image, name, "opening the view of", rc));
+		return close_image(image, fs, snap_error(image, name, ACT_VIEW, rc));
 	}
 	print_info(&s, sufs_get_super(vfs), o);
 	rc = sufs_close(vfs); /* closes the view too */
@@ -386,7 +395,7 @@ static int cmd_delete(const char *image, const char *name)
 		return status;
 	rc = sufs_snap_delete(fs, name);
 	if (rc)
-		status = snap_error(image, name, "deleting", rc);
+		status = snap_error(image, name, ACT_DELETE, rc);
 	return close_image(image, fs, status);
 }
 
@@ -504,11 +513,11 @@ static int cmd_export(const char *image, const char *name, const char *out,
 	if (!rc)
 		rc = sufs_snap_open_dev(fs, name, &e.view);
 	if (rc)
-		return close_image(image, fs, snap_error(image, name, "reading", rc));
+		return close_image(image, fs, snap_error(image, name, ACT_READ, rc));
 	rc = sufs_open_dev(e.view, 0, 0, &vfs);
 	if (rc) {
 		sufs_dev_close(e.view);
-		return close_image(image, fs, snap_error(image, name, "opening the view of", rc));
+		return close_image(image, fs, snap_error(image, name, ACT_VIEW, rc));
 	}
 	vsb = sufs_get_super(vfs);
 	e.block_size = vsb->block_size;
