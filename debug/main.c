@@ -132,21 +132,21 @@ static char *command_generator(const char *text, int state)
 
 /* The typed word as bytes, as script_split() reads it: quotes dropped
  * (inside '...' every byte is itself; inside "..." and outside, the
- * backslash escapes apply).  A word still being typed may end inside a
- * quote or an escape: what is there so far is taken. */
-static char *unescape_word(const char *w)
+ * backslash escapes apply).  *quote is the quote open where w starts (0:
+ * none), and is left as the one open where it ends.  A word still being
+ * typed may end inside a quote or an escape: what is there so far is taken. */
+static char *unescape_word(const char *w, char *quote)
 {
 	char *out = malloc(strlen(w) + 1), *o = out;
-	char quote = 0;
 	unsigned hi, lo;
 
 	if (!out)
 		return NULL;
 	while (*w) {
-		if (quote == '\'' && *w != '\'') {
-			*o++ = *w++;             /* inside '...': itself */
-		} else if ((*w == '\'' || *w == '"') && (!quote || *w == quote)) {
-			quote = quote ? 0 : *w;  /* opens or closes */
+		if (*quote == '\'' && *w != '\'') {
+			*o++ = *w++;               /* inside '...': itself */
+		} else if ((*w == '\'' || *w == '"') && (!*quote || *w == *quote)) {
+			*quote = *quote ? 0 : *w;  /* opens or closes */
 			w++;
 		} else if (*w != '\\' || !w[1]) {
 			*o++ = *w++;
@@ -164,27 +164,50 @@ static char *unescape_word(const char *w)
 	return out;
 }
 
-/* A name as it must be typed: print_name()'s escapes, a backslash before
- * blanks and quotes, and before a # that would start a comment.  As the
- * first component of a path (first), a name shaped <INO> would name an
- * inode: ./ goes before it. */
-static char *typeable(const char *name, size_t len, int first)
+/*
+ * A name as it must be typed where quote is open (0: none): print_name()'s
+ * escapes.  Outside quotes, a backslash before blanks and quotes, and
+ * before a # that would start a comment; inside "...", before a ".  Inside
+ * '...', where every byte is itself, the name's bytes as they are, and an
+ * escape or a ' typed between a closing and an opening quote: it'\''s.  As
+ * the first component of a path (first), a name shaped <INO> would name an
+ * inode: ./ goes before it.
+ */
+static char *typeable(const char *name, size_t len, int first, char quote)
 {
 	char *e = escape_name(name, len), *out, *o;
 	const char *p, *rest;
 	uint32_t ino;
+	size_t n;
 
 	if (!e)
 		return NULL;
-	out = o = malloc(2 * strlen(e) + 3);
+	out = o = malloc(4 * strlen(e) + 3);
 	if (out && first && script_inode_path(e, &ino, &rest)) {
 		*o++ = '.';
 		*o++ = '/';
 	}
 	for (p = e; out && *p; p++) {
-		if (*p == ' ' || *p == '\'' || *p == '"' || (*p == '#' && p == e && first))
-			*o++ = '\\';
-		*o++ = *p;
+		if (quote != '\'') {
+			if (*p == '"' || (!quote && (*p == ' ' || *p == '\'' ||
+						     (*p == '#' && p == e && first))))
+				*o++ = '\\';
+			*o++ = *p;
+		} else if (*p == '\\' && p[1] == '\\') {
+			*o++ = *p++;               /* a backslash is itself */
+		} else if (*p == '\'') {
+			memcpy(o, "'\\''", 4);      /* close, an escaped ', open again */
+			o += 4;
+		} else if (*p == '\\') {
+			n = p[1] == 'x' ? 4 : 2;   /* \t, \n, \xHH: typed outside */
+			*o++ = '\'';
+			memcpy(o, p, n);
+			o += n;
+			*o++ = '\'';
+			p += n - 1;
+		} else {
+			*o++ = *p;
+		}
 	}
 	if (out)
 		*o = '\0';
@@ -198,36 +221,39 @@ struct path_matches {
 };
 
 /* Every entry of the directory part of text whose name starts with the
- * rest, as the whole word to put on the line (a directory ending in /). */
+ * rest, as the whole word to put on the line (a directory ending in /).
+ * text starts inside the quote readline found open, if any. */
 static void match_paths(struct path_matches *m, const char *text)
 {
 	struct session *s = completing;
 	const char *slash = strrchr(text, '/');
 	size_t dlen = slash ? (size_t)(slash - text) + 1 : 0, blen, i, n;
-	char *dir = strndup(text, dlen), *base = unescape_word(text + dlen);
+	char *dir = strndup(text, dlen), *d = NULL, *base = NULL;
+	char quote = (char)rl_completion_quote_character, at_end;
 	struct entry *v;
 	uint32_t ino = s->cwd;
 	int rc = 0;
 
 	m->v = NULL;
 	m->n = m->next = 0;
-	if (!dir || !base)
+	if (dir)
+		d = unescape_word(dir, &quote);  /* quote: then the one open at base */
+	at_end = quote;
+	if (d)
+		base = unescape_word(text + dlen, &at_end);
+	if (!base)
 		goto out;
 	if (dlen) {
-		char *d = unescape_word(dir);
 		const char *rest;
 		uint32_t from = s->cwd;
 
 		/* <INO>/..., as the commands take it */
-		if (!d)
-			rc = -ENOMEM;
-		else if (!script_inode_path(d, &from, &rest))
+		if (!script_inode_path(d, &from, &rest))
 			rc = sufs_namei(s->fs, s->cwd, d, 1, &ino);
 		else if (*rest)
 			rc = sufs_namei(s->fs, from, rest, 1, &ino);
 		else
 			ino = from;
-		free(d);
 	}
 	if (rc || read_entries(s, ino, &v, &n))
 		goto out;
@@ -239,17 +265,21 @@ static void match_paths(struct path_matches *m, const char *text)
 		if (is_dot_name(v[i].name, v[i].len) || v[i].len < blen ||
 		    memcmp(v[i].name, base, blen) != 0)
 			continue;
-		t = typeable(v[i].name, v[i].len, dlen == 0);
+		t = typeable(v[i].name, v[i].len, dlen == 0, quote);
 		if (t && asprintf(&word, "%s%s%s", dir, t, isdir ? "/" : "") >= 0)
 			m->v[m->n++] = word;
 		free(t);
 	}
-	/* one directory: go on typing inside it, no blank after the slash */
-	if (m->n == 1 && m->v[0][strlen(m->v[0]) - 1] == '/')
+	/* one directory: go on typing inside it, no blank or closing quote
+	 * after the slash */
+	if (m->n == 1 && m->v[0][strlen(m->v[0]) - 1] == '/') {
 		rl_completion_append_character = '\0';
+		rl_completion_suppress_quote = 1;
+	}
 	free_entries(v, n);
 out:
 	free(dir);
+	free(d);
 	free(base);
 }
 

@@ -531,7 +531,7 @@ teardown() {
 }
 
 @test "at the prompt: a directory typed with escapes or quotes completes inside it" {
-	"$DEBUG" -w -f - "$IMG" <<<$'mkdir "/t\\tb"\ncreate "/t\\tb/inner"\nmkdir "/s p"\ncreate "/s p/file"'
+	"$DEBUG" -w -f - "$IMG" <<<$'mkdir "/t\\tb"\ncreate "/t\\tb/inner"\nmkdir "/s p"\ncreate "/s p/file"\ncreate "/s p/it\'s"\ncreate "/s p/a\\tb"\ncreate "/s p/q\\"\\x01"'
 	start_prompt
 	tmux send-keys -t sd 'ls t\tb/in' Tab
 	wait_for '^sufs-debug img:/> ls t\\tb/inner ?$'
@@ -545,6 +545,18 @@ teardown() {
 	wait_for '^sufs-debug img:/> ls "s p/file" ?$'
 	tmux send-keys -t sd Enter
 	wait_for '^s p/file$'
+	# inside an open quote, names are typed as that quote reads them
+	tmux send-keys -t sd "ls 's" Tab
+	wait_for "^sufs-debug img:/> ls 's p/\$"
+	tmux send-keys -t sd "i" Tab Enter
+	wait_for "^sufs-debug img:/> ls 's p/it'\\\\''s' ?\$"
+	wait_for "^s p/it's\$"
+	tmux send-keys -t sd "ls 's p/a" Tab Enter
+	wait_for "^sufs-debug img:/> ls 's p/a'\\\\t'b' ?\$"
+	wait_for '^s p/a\\tb$'
+	tmux send-keys -t sd 'ls "s p/q' Tab Enter
+	wait_for '^sufs-debug img:/> ls "s p/q\\"\\x01" ?$'
+	wait_for '^s p/q"\\x01$'
 	# a quote closed before the slash holds its blank in the word
 	tmux send-keys -t sd 'ls "s p"/f' Tab
 	wait_for '^sufs-debug img:/> ls "s p"/file ?$'
