@@ -1275,17 +1275,18 @@ assert d["seconds"] >= 0' "$output"
 
 @test "one program writes an image at a time: the others are refused, readers are not; a fifo is refused at once" {
 	mkfifo "$T/hold"
-	# a writer that keeps the image open until its input ends
-	"$DEBUG" -w "$IMG" <"$T/hold" >/dev/null 2>&1 &
+	# a writer that keeps the image open until its input ends; it has the
+	# image open once it answers its first command (nothing else opens the
+	# image meanwhile, which could make it refuse)
+	"$DEBUG" -w "$IMG" <"$T/hold" >"$T/held" 2>&1 &
+	writer=$!
 	exec 5>"$T/hold"
-	# wait until it has the image open (a run with nothing to do is refused)
-	for _ in $(seq 200); do
-		if ! "$REPLAY" "$IMG" - </dev/null 2>"$T/err" &&
-			grep -q "another program has it open for writing" "$T/err"; then
-			break
-		fi
+	echo pwd >&5
+	for _ in $(seq 600); do
+		grep -qx / "$T/held" || ! kill -0 "$writer" 2>/dev/null && break
 		sleep 0.05
 	done
+	grep -qx / "$T/held" || fail "the writer did not start: $(cat "$T/held")"
 	before=$(sha "$IMG")
 	run --separate-stderr "$REPLAY" "$IMG" - <<<"mkdir /a"
 	assert_failure 2
