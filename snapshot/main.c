@@ -172,7 +172,6 @@ enum snap_act { ACT_CREATE, ACT_DELETE, ACT_READ, ACT_VIEW };
  * found reading a snapshot or its view is in the snapshot's own copies: it
  * can still be deleted.  Damage found creating or deleting one is in the
  * file system: fsck.sufs's to repair. */
-
 static int snap_error(const char *image, const char *name, enum snap_act act, int rc)
 {
 	static const char *const what[] = {
