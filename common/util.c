@@ -316,10 +316,19 @@ double now_seconds(void)
 
 void progress_start(struct progress *p, const char *label, uint64_t total)
 {
+	const char *env = getenv("SUFS_PROGRESS_DELAY");
+	char *end;
+
 	memset(p, 0, sizeof(*p));
 	p->label = label;
 	p->total = total;
 	p->start = now_seconds();
+	p->delay = 1.0;
+	if (env && *env) {
+		double d = strtod(env, &end);
+		if (!*end && d >= 0)
+			p->delay = d;
+	}
 	p->active = isatty(STDERR_FILENO);
 }
 
@@ -329,9 +338,12 @@ static void progress_draw(struct progress *p)
 	int fill = p->total ? (int)((double)p->done * width / (double)p->total) : 0;
 	if (fill > width)
 		fill = width;
-	fprintf(stderr, "\r%s: [%.*s%*s] %llu/%llu", p->label, fill,
-		"########################################", width - fill, "",
-		(unsigned long long)p->done, (unsigned long long)p->total);
+	if (p->total)
+		fprintf(stderr, "\r%s: [%.*s%*s] %llu/%llu", p->label, fill,
+			"########################################", width - fill, "",
+			(unsigned long long)p->done, (unsigned long long)p->total);
+	else
+		fprintf(stderr, "\r%s: %llu", p->label, (unsigned long long)p->done);
 	fflush(stderr);
 	p->drawn = 1;
 }
@@ -344,20 +356,27 @@ void progress_update(struct progress *p, uint64_t done)
 	if (!p->active || (done & 63) != 0)
 		return;
 	t = now_seconds();
-	if (t - p->start < 1.0 || t - p->last_draw < 0.1)
+	if (t - p->start < p->delay || t - p->last_draw < 0.1)
 		return;
 	p->last_draw = t;
 	progress_draw(p);
 }
 
-void progress_end(struct progress *p)
+void progress_stop(struct progress *p)
 {
 	if (p->drawn) {
-		p->done = p->total;
 		progress_draw(p);
 		fputc('\n', stderr);
 	}
+	p->drawn = 0;
 	p->active = 0;
+}
+
+void progress_end(struct progress *p)
+{
+	if (p->total)
+		p->done = p->total;
+	progress_stop(p);
 }
 
 char *seconds_str(int64_t sec, uint32_t nsec, char *buf, size_t size)

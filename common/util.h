@@ -40,14 +40,19 @@ void json_str(FILE *f, const char *s, size_t len);
 
 /*
  * A progress bar on stderr, drawn only when stderr is a terminal and only
- * once the job has run for a second.  progress_update() is cheap enough to
- * call for every item.
+ * once the job has run for a second (SUFS_PROGRESS_DELAY=SECONDS in the
+ * environment says otherwise: the tests draw at once).  A total of 0 is
+ * unknown: a count is drawn, with no bar.  progress_update() is cheap
+ * enough to call for every item.  progress_end() draws the bar full, for
+ * a job that is done; progress_stop() ends the line where the bar stands,
+ * before a message saying why the job stopped.
  */
 struct progress {
 	const char *label;
 	uint64_t total;
 	uint64_t done;
 	double start;
+	double delay;
 	double last_draw;
 	int active;
 	int drawn;
@@ -55,6 +60,7 @@ struct progress {
 void progress_start(struct progress *p, const char *label, uint64_t total);
 void progress_update(struct progress *p, uint64_t done);
 void progress_end(struct progress *p);
+void progress_stop(struct progress *p);
 
 double now_seconds(void);
 

@@ -582,6 +582,35 @@ static const char *next_line(struct source *s)
 	return s->buf;
 }
 
+/* How many lines a script file has, for the progress bar's total (0, an
+ * unknown total, when it is not a regular file or cannot be read).  Read
+ * with pread(), so the stream's position does not move. */
+static uint64_t count_lines(FILE *f)
+{
+	char buf[65536];
+	struct stat st;
+	uint64_t lines = 0;
+	off_t off = 0;
+	ssize_t n;
+	char last = '\n';
+	int fd = fileno(f);
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return 0;
+	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
+		const char *p = buf, *end = buf + n;
+		while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+			lines++;
+			p++;
+		}
+		last = buf[n - 1];
+		off += n;
+	}
+	if (n < 0)
+		return 0;
+	return lines + (last != '\n');
+}
+
 /* --print-script: the workload's lines, read-only, nothing run. */
 static int print_script(const struct args *a)
 {
@@ -668,6 +697,7 @@ static int run_lines(struct sufs_fs *fs, struct iodev *io, struct source *src,
 		     const struct args *a, struct report *r)
 {
 	struct script_ctx ctx;
+	struct progress pb;
 	char err[1024];
 	const char *line;
 	uint64_t lineno = 0;
@@ -678,9 +708,13 @@ static int run_lines(struct sufs_fs *fs, struct iodev *io, struct source *src,
 		sufs_close(fs);
 		return EXIT_IO;
 	}
+	progress_start(&pb, "Running", src->gen ? src->left : 0);
+	if (pb.active && !src->gen)
+		pb.total = count_lines(src->f);
 	while ((line = next_line(src)) != NULL) {
 		lineno++;
 		if (src->nul) {
+			progress_stop(&pb);
 			errmsg("%s:%llu: a NUL byte in the line", shown(src->name),
 			       (unsigned long long)lineno);
 			st = SCRIPT_BAD_LINE;
@@ -693,13 +727,19 @@ static int run_lines(struct sufs_fs *fs, struct iodev *io, struct source *src,
 		if (has_crashed(io) || (logerr = log_failed(io, a)) != 0)
 			break;
 		if (st != SCRIPT_OK) {
+			progress_stop(&pb);
 			errmsg("%s:%llu: %s", shown(src->name), (unsigned long long)lineno, err);
 			break;
 		}
 		sufs_lock(fs);
 		sample(fs, r);
 		sufs_unlock(fs);
+		progress_update(&pb, lineno);
 	}
+	if (line || src->error || has_crashed(io))
+		progress_stop(&pb);
+	else
+		progress_end(&pb);
 	/* the background check ends before anything closes the file system */
 	if (bg_finish(&r->bg, a->image) && line == NULL && !src->error) {
 		sufs_close(fs);

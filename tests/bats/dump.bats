@@ -546,6 +546,12 @@ print([g.get("superblock_checksum_ok") for g in d["groups"]])' <<<"$output"
 	assert_output --partial "superblock: checksum does not match"
 }
 
+@test "-m on a terminal shows a bar of the inodes scanned" {
+	on_tty "$DUMP" -m "$T/meta" "$IMG"
+	assert_success
+	assert_line --index -1 --regexp '^Scanning inodes: \[#{40}\] ([0-9]+)/\1$'
+}
+
 @test "-m and --restore refuse to overwrite a file unless -f is given" {
 	echo keep >"$T/meta"
 	run "$DUMP" -m "$T/meta" "$IMG"

@@ -659,6 +659,14 @@ $IMG: 1 directory; 0 problems (0 leaks), 0 fixed"
 	[ ! -s "$T/fd0" ]
 }
 
+@test "-C 0 on a terminal draws a bar of each pass that has one" {
+	mkpop
+	on_tty "$FSCK" -fn -C 0 "$IMG"
+	assert_success
+	assert_line "Pass 1: [########################################] 1024/1024"
+	assert_line --index -1 "$IMG: 30/1024 files, 120/4096 blocks"
+}
+
 @test "-C FD writes progress numbers to FD" {
 	mkpop
 	run "$FSCK" -fn -C 3 "$IMG" 3>"$T/progress"

@@ -68,6 +68,18 @@ require_cmd() {
 	command -v "$1" >/dev/null || skip "needs $1"
 }
 
+# on_tty CMD [ARG...]: run CMD on a terminal (script(1) gives it one for
+# its standard input, output and error), its progress bars drawn at once
+# (SUFS_PROGRESS_DELAY=0).  $output is what the terminal showed, each
+# carriage return a new line, so that every drawing of a bar is a line;
+# $lines its lines; $status the command's exit status.
+on_tty() {
+	require_cmd script
+	run env SUFS_PROGRESS_DELAY=0 script -qec "$(printf '%q ' "$@")" /dev/null </dev/null
+	output=$(printf '%s\n' "$output" | sed 's/\r$//' | tr '\r' '\n' | sed '/^$/d')
+	mapfile -t lines <<<"$output"
+}
+
 require_mktree() {
 	[ -n "$MKTREE" ] || skip "needs shared/tools/mktree beside the repository"
 }

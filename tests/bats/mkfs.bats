@@ -414,6 +414,18 @@ mksrc() {
 	assert_output "$dry"
 }
 
+@test "mkfs -d on a terminal shows a bar of the entries copied; -q draws none" {
+	mkdir "$T/tree"
+	for i in $(seq 100); do echo "$i" >"$T/tree/f$i"; done
+	on_tty "$MKFS" -d "$T/tree" "$T/a.img" 8M
+	assert_success
+	assert_line "Copying files: [#########################               ] 64/100"
+	assert_line "Copying files: [########################################] 100/100"
+	on_tty "$MKFS" -q -d "$T/tree" "$T/b.img" 8M
+	assert_success
+	assert_output ""
+}
+
 @test "mkfs -q prints nothing on stdout" {
 	mkdir "$T/src"
 	echo hi >"$T/src/f"

@@ -1127,6 +1127,44 @@ assert d["seconds"] >= 0' "$output"
 # ---------------------------------------------------------------------------
 # Crashes
 
+@test "on a terminal a bar shows the lines run: of the script's, of --random's, a count from a pipe" {
+	{
+		echo "mkdir /d"
+		for i in $(seq 100); do echo "create /d/f$i"; echo "write /d/f$i 0 100"; done
+	} >"$T/script"
+	cp "$IMG" "$T/copy.img"
+	on_tty "$REPLAY" "$IMG" "$T/script"
+	assert_success
+	assert_line --index 0 "Running: [############                            ] 64/201"
+	assert_line --index -1 "Running: [########################################] 201/201"
+	on_tty bash -c 'cat "$1" | "$2" "$3" -' _ "$T/script" "$REPLAY" "$T/copy.img"
+	assert_success
+	assert_line --index 0 "Running: 64"
+	assert_line --index -1 "Running: 201"
+	on_tty "$REPLAY" --random 200 "$IMG"
+	assert_success
+	assert_line --index -1 "Running: [########################################] 200/200"
+	# no terminal, no bar
+	SUFS_PROGRESS_DELAY=0 run "$REPLAY" --random 200 "$IMG"
+	assert_success
+	assert_output ""
+}
+
+@test "on a terminal a script that fails ends the bar where it stood, then says why" {
+	{
+		for i in $(seq 99); do echo "mkdir /d$i"; done
+		echo "bogus"
+		for i in $(seq 50); do echo "mkdir /e$i"; done
+	} >"$T/script"
+	on_tty "$REPLAY" "$IMG" "$T/script"
+	assert_failure 4
+	assert_output - <<EOF2
+Running: [#################                       ] 64/150
+Running: [##########################              ] 99/150
+sufs-replay: $T/script:100: unknown operation 'bogus'
+EOF2
+}
+
 @test "--crash-after-write exits 3 and leaves an image sufs-debug opens, marked not clean" {
 	printf '%s\n' "$every_op" >"$T/script"
 	run --separate-stderr "$REPLAY" --crash-after-write 10 "$IMG" "$T/script"

@@ -612,6 +612,17 @@ same_files() {
 	assert_equal "$stderr" "sufs-snap: $IMG: image is shorter than its superblock says (truncated)"
 }
 
+@test "export on a terminal shows a bar of the blocks; -q draws none" {
+	mkimg "$IMG" 16M
+	"$SNAP" create "$IMG" s
+	on_tty "$SNAP" export "$IMG" s "$T/a.img"
+	assert_success
+	assert_line --index -1 --regexp '^Exporting: \[#{40}\] ([0-9]+)/\1$'
+	on_tty "$SNAP" export -q "$IMG" s "$T/b.img"
+	assert_success
+	assert_output ""
+}
+
 @test "export will not overwrite without -f, nor write over a non-file or the image" {
 	mkimg "$IMG"
 	"$SNAP" create "$IMG" s
