@@ -25,6 +25,7 @@ void prog_init(const char *name, char **argv)
 
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
+	progress_break();
 	fprintf(stderr, "%s: %s", prog, prefix);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
@@ -332,6 +333,9 @@ void progress_start(struct progress *p, const char *label, uint64_t total)
 	p->active = isatty(STDERR_FILENO);
 }
 
+/* The bar drawn last, while its line is not ended. */
+static struct progress *bar_shown;
+
 static void progress_draw(struct progress *p)
 {
 	const int width = 40;
@@ -346,6 +350,7 @@ static void progress_draw(struct progress *p)
 		fprintf(stderr, "\r%s: %llu", p->label, (unsigned long long)p->done);
 	fflush(stderr);
 	p->drawn = 1;
+	bar_shown = p;
 }
 
 void progress_update(struct progress *p, uint64_t done)
@@ -353,8 +358,10 @@ void progress_update(struct progress *p, uint64_t done)
 	double t;
 
 	p->done = done;
-	if (!p->active || (done & 63) != 0)
+	/* the clock is read once in 64 steps, however the job counts them */
+	if (!p->active || (done >= p->checked && done - p->checked < 64))
 		return;
+	p->checked = done;
 	t = now_seconds();
 	if (t - p->start < p->delay || t - p->last_draw < 0.1)
 		return;
@@ -362,13 +369,22 @@ void progress_update(struct progress *p, uint64_t done)
 	progress_draw(p);
 }
 
-void progress_stop(struct progress *p)
+void progress_break(void)
 {
-	if (p->drawn) {
+	struct progress *p = bar_shown;
+
+	if (p) {
 		progress_draw(p);
 		fputc('\n', stderr);
+		p->drawn = 0;
+		bar_shown = NULL;
 	}
-	p->drawn = 0;
+}
+
+void progress_stop(struct progress *p)
+{
+	if (p->drawn && bar_shown == p)
+		progress_break();
 	p->active = 0;
 }
 

@@ -45,12 +45,16 @@ void json_str(FILE *f, const char *s, size_t len);
  * unknown: a count is drawn, with no bar.  progress_update() is cheap
  * enough to call for every item.  progress_end() draws the bar full, for
  * a job that is done; progress_stop() ends the line where the bar stands,
- * before a message saying why the job stopped.
+ * for one that stopped.  A message (errmsg(), warnmsg(), or a program's
+ * own through progress_break()) starts on a line of its own: the bar's
+ * line is ended where it stands, and the bar, if the job goes on, is
+ * drawn again below.
  */
 struct progress {
 	const char *label;
 	uint64_t total;
 	uint64_t done;
+	uint64_t checked;          /* done when the clock was last read */
 	double start;
 	double delay;
 	double last_draw;
@@ -61,6 +65,7 @@ void progress_start(struct progress *p, const char *label, uint64_t total);
 void progress_update(struct progress *p, uint64_t done);
 void progress_end(struct progress *p);
 void progress_stop(struct progress *p);
+void progress_break(void);
 
 double now_seconds(void);
 

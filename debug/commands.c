@@ -34,6 +34,7 @@
 static int vfail(const char *cmd, const char *name, size_t len, const char *fmt, va_list ap)
 {
 	fflush(stdout);
+	progress_break();
 	fprintf(stderr, "%s: ", prog);
 	print_name(stderr, cmd, strlen(cmd));
 	if (name) {

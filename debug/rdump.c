@@ -368,6 +368,8 @@ struct rdump {
 	struct path image;         /* where we are in the image, for messages */
 	struct path host;          /* the same on the host, relative to HOSTDIR */
 	int rc;
+	struct progress pb;        /* the entries copied */
+	uint64_t copied;
 };
 
 /* Report a problem with the current entry, naming it by its image path. */
@@ -599,6 +601,7 @@ static void rdump_dir(struct rdump *r, int fd, uint32_t dir)
 			ENTRY_FAIL(r, "%s cannot be copied: skipped", why);
 		else
 			rdump_inode(r, e->ino, fd, e->name);
+		progress_update(&r->pb, ++r->copied);
 		path_pop(&r->image, keep_image);
 		path_pop(&r->host, keep_host);
 	}
@@ -677,8 +680,7 @@ static void rdump_source(struct rdump *r, const char *arg)
 int cmd_rdump(struct session *s, int argc, char **argv)
 {
 	const char *hostdir = argv[argc - 1];
-	struct rdump r = { s, argv[0], -1, NULL, { NULL, 0, 0 }, { NULL, 0, 0 },
-			   { NULL, 0, 0 }, 0 };
+	struct rdump r = { .s = s, .cmd = argv[0], .topfd = -1 };
 	int i;
 
 	if (argc < 3)
@@ -696,8 +698,10 @@ int cmd_rdump(struct session *s, int argc, char **argv)
 		close(r.topfd);
 		return fail(argv[0], NULL, "%s", sufs_strerror(-ENOMEM));
 	}
+	progress_start(&r.pb, "Copying", 0);
 	for (i = 1; i < argc - 1; i++)
 		rdump_source(&r, argv[i]);
+	progress_end(&r.pb);
 	link_free(&r.links);
 	free(r.seen_dirs);
 	free(r.image.s);

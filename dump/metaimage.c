@@ -357,7 +357,7 @@ static int mark_inodes(struct sufs_fs *fs, const char *name, struct blockset *se
 		if (rc == 0)
 			rc = sufs_inode_get(fs, ino, &in);
 		if (rc && rc != -SUFS_ECHECKSUM) {
-			progress_end(&p);
+			progress_stop(&p);
 			errmsg("%s: inode %u: %s", shown(name), ino, sufs_strerror(rc));
 			return rc;
 		}

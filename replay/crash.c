@@ -52,6 +52,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SMALL_EPOCH 10            /* every subset of an epoch this small */
@@ -1605,6 +1606,43 @@ static void sample_states(struct states *ss, uint64_t sample, uint64_t seed)
 	ss->n = kept;
 }
 
+/*
+ * Wait for the n workers started; returns how many failed.  On a terminal
+ * the parent draws the bar, from the states the workers have checked
+ * (their counts, shared), and looks at them every 20 ms; else it sleeps
+ * in waitpid().
+ */
+static unsigned wait_workers(pid_t *pids, unsigned n, const struct counts *shared,
+			     unsigned jobs, struct progress *pb)
+{
+	unsigned j, live, failed = 0;
+	uint64_t done;
+	int st;
+
+	do {
+		live = 0;
+		for (j = 0; j < n; j++) {
+			pid_t w;
+			if (pids[j] == 0)
+				continue; /* reaped */
+			w = waitpid(pids[j], &st, pb->active ? WNOHANG : 0);
+			if (w == 0) {
+				live++;
+				continue;
+			}
+			if (w < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+				failed++;
+			pids[j] = 0;
+		}
+		for (done = 0, j = 0; j < jobs; j++)
+			done += __atomic_load_n(&shared[j].states, __ATOMIC_RELAXED);
+		progress_update(pb, done);
+		if (live)
+			nanosleep(&(struct timespec){ 0, 20 * 1000 * 1000 }, NULL);
+	} while (live);
+	return failed;
+}
+
 static int run_jobs(struct harness *h, const struct states *ss, struct counts *total)
 {
 	unsigned jobs = h->o->jobs ? h->o->jobs : 1, j, failed = 0;
@@ -1612,7 +1650,7 @@ static int run_jobs(struct harness *h, const struct states *ss, struct counts *t
 	struct counts *shared;
 	struct progress pb;
 	pid_t *pids;
-	int rc = 0, st;
+	int rc = 0;
 
 	if (jobs > ss->n)
 		jobs = ss->n ? (unsigned)ss->n : 1;
@@ -1639,7 +1677,7 @@ static int run_jobs(struct harness *h, const struct states *ss, struct counts *t
 	for (j = 0; j < jobs; j++) {
 		pids[j] = fork();
 		if (pids[j] == 0) {
-			rc = check_states(h, ss, j, jobs, &shared[j], j == 0 ? &pb : NULL);
+			rc = check_states(h, ss, j, jobs, &shared[j], NULL);
 			fflush(NULL);
 			worker_exit(rc ? 1 : 0);
 		}
@@ -1648,9 +1686,7 @@ static int run_jobs(struct harness *h, const struct states *ss, struct counts *t
 			break;
 		}
 	}
-	for (j = 0; j < jobs && pids[j] > 0; j++)
-		if (waitpid(pids[j], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
-			failed++;
+	failed = wait_workers(pids, j, shared, jobs, &pb);
 	progress_end(&pb);
 	for (j = 0; j < jobs; j++) {
 		total->states += shared[j].states;

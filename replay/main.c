@@ -714,7 +714,6 @@ static int run_lines(struct sufs_fs *fs, struct iodev *io, struct source *src,
 	while ((line = next_line(src)) != NULL) {
 		lineno++;
 		if (src->nul) {
-			progress_stop(&pb);
 			errmsg("%s:%llu: a NUL byte in the line", shown(src->name),
 			       (unsigned long long)lineno);
 			st = SCRIPT_BAD_LINE;
@@ -727,7 +726,6 @@ static int run_lines(struct sufs_fs *fs, struct iodev *io, struct source *src,
 		if (has_crashed(io) || (logerr = log_failed(io, a)) != 0)
 			break;
 		if (st != SCRIPT_OK) {
-			progress_stop(&pb);
 			errmsg("%s:%llu: %s", shown(src->name), (unsigned long long)lineno, err);
 			break;
 		}

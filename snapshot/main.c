@@ -479,7 +479,9 @@ static int copy_blocks(struct export *e, const char **where)
 			*where = "writing the output";
 		}
 	}
-	if (!e->quiet)
+	if (!e->quiet && rc)
+		progress_stop(&p);
+	else if (!e->quiet)
 		progress_end(&p);
 	free(buf);
 	return rc;

@@ -109,6 +109,16 @@ crash() {
 	assert_output --regexp "[1-9][0-9]* oracle records checked"
 }
 
+@test "on a terminal a bar shows the states checked, by one worker or by the parent of two" {
+	for jobs in 1 2; do
+		cp "$BASE" "$T/img$jobs"
+		on_tty "$REPLAY" --crash-check=sample:300 --jobs "$jobs" --random 100 "$T/img$jobs"
+		assert_success
+		assert_line "Checking crash states: [########################################] 300/300"
+		assert_line --regexp "^300 crash states checked .* 0 violations"
+	done
+}
+
 @test "the image is never written" {
 	before=$(sha "$BASE")
 	crash --crash-check --random 50 --seed 5 "$BASE"

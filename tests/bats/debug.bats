@@ -847,6 +847,19 @@ write /f 0 5000 1"
 	cmp "$SRC/dir/sub/deep.txt" "$T/out/dir/sub/deep.txt"
 }
 
+@test "rdump on a terminal counts the entries copied; a failure starts on a line of its own" {
+	"$MKFS" -q "$T/many.img" 8M
+	for i in $(seq 101 250); do echo "create /f$i"; done | "$REPLAY" "$T/many.img" -
+	mkdir "$T/out"
+	: >"$T/out/f200"
+	on_tty "$DEBUG" -R "rdump / $T/out" "$T/many.img"
+	assert_failure 1
+	assert_line --index 0 "Copying: 64"
+	assert_line --index 1 "Copying: 99"
+	assert_line --index 2 "sufs-debug: rdump /f200: File exists"
+	[ -f "$T/out/f250" ]
+}
+
 @test "rdump recreates symlinks that point outside and writes nothing there" {
 	mkdir -p "$T/src/esc/dir" "$T/victim" "$T/out/in"
 	ln -s "$T/victim" "$T/src/esc/abs"

@@ -546,10 +546,16 @@ print([g.get("superblock_checksum_ok") for g in d["groups"]])' <<<"$output"
 	assert_output --partial "superblock: checksum does not match"
 }
 
-@test "-m on a terminal shows a bar of the inodes scanned" {
-	on_tty "$DUMP" -m "$T/meta" "$IMG"
+@test "-m and --restore on a terminal show bars of the inodes scanned and the blocks saved, restored" {
+	mkimg "$T/many.img" 16M
+	for i in $(seq 100); do echo "mkdir /d$i"; done | "$REPLAY" "$T/many.img" -
+	on_tty "$DUMP" -m "$T/meta" "$T/many.img"
 	assert_success
-	assert_line --index -1 --regexp '^Scanning inodes: \[#{40}\] ([0-9]+)/\1$'
+	assert_line --regexp '^Scanning inodes: \[#{40}\] ([0-9]+)/\1$'
+	assert_line --index -1 --regexp '^Saving metadata: \[#{40}\] ([0-9]+)/\1$'
+	on_tty "$DUMP" --restore "$T/meta" "$T/restored"
+	assert_success
+	assert_line --index -1 --regexp '^Restoring metadata: \[#{40}\] ([0-9]+)/\1$'
 }
 
 @test "-m and --restore refuse to overwrite a file unless -f is given" {
