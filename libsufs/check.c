@@ -718,7 +718,6 @@ struct walkst {
 	int changed;            /* a pointer in the inode itself changed */
 	int ind_cleared;        /* a pointer in an indirect block was cleared */
 	uint64_t size;
-	uint64_t end;           /* one past the last data block mapped */
 };
 
 static int claim(struct chk *c, uint64_t b)
@@ -791,11 +790,8 @@ static int walk_ptr(struct chk *c, struct walkst *w, uint64_t p, int level, uint
 	if (rc)
 		return rc;
 	w->count++;
-	if (level == 0) {
-		if (lblk >= w->end)
-			w->end = lblk + 1;
+	if (level == 0)
 		return 0;
-	}
 	span = span_of(c, level - 1);
 	rc = buf_get(fs, p, BUF_IND, &b);
 	if (rc)
@@ -822,12 +818,10 @@ static int recount_fn(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t 
 {
 	struct walkst *w = arg;
 
-	(void)fs; (void)ino; (void)pblk;
+	(void)fs; (void)ino; (void)pblk; (void)level;
 	if (bad || lblk >= w->limit)
 		return 0;
 	w->count++;
-	if (level == 0 && lblk >= w->end)
-		w->end = lblk + 1;
 	return 0;
 }
 
@@ -856,7 +850,6 @@ static int walk_inode(struct chk *c, struct walkst *w, struct sufs_inode *in)
 	 * what it maps now is what the repaired inode counts */
 	if (rc >= 0 && w->ind_cleared && !w->too_many) {
 		w->count = 0;
-		w->end = 0;
 		rc = inode_walk(c->fs, w->ino, in, recount_fn, w);
 	}
 	return rc;
@@ -917,6 +910,62 @@ static const char *symlink_problem(struct chk *c, const struct sufs_inode *in)
 	return NULL;
 }
 
+/* One past the last data block a walk of the tree finds, bad pointers left
+ * out; it stops after as many visits as the device has blocks (the walk
+ * of pass 1 then finds too many). */
+struct endst {
+	uint64_t end, visits, max;
+};
+
+static int end_fn(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t pblk, int level,
+		  int bad, void *arg)
+{
+	struct endst *e = arg;
+
+	(void)fs; (void)ino; (void)pblk;
+	if (++e->visits > e->max)
+		return 1;
+	if (!bad && level == 0 && lblk >= e->end)
+		e->end = lblk + 1;
+	return 0;
+}
+
+/*
+ * A size past what the block map can reach: a regular file's past the
+ * largest file, a directory's past its last block (pass 2 fills the holes
+ * before a directory's end, and would fill a size's worth of them).  Both
+ * become the end of the last block, as e2fsck does.  The size is fixed
+ * before pass 1's walk, so that the walk clears in this run what lies past
+ * the new size (an indirect block whose pointers were all bad).  Returns
+ * 1 when the size changed, 0, or an error.
+ */
+static int size_past_end(struct chk *c, uint32_t ino, struct sufs_inode *in)
+{
+	struct sufs_fs *fs = c->fs;
+	struct pctx x = { .ino = ino, .num = in->size };
+	struct endst e = { .max = c->nblocks };
+	uint64_t max = inode_max_blocks(fs) << fs->bshift;
+	int rc;
+
+	if (S_ISREG(in->mode) ? in->size <= max : !S_ISDIR(in->mode) || in->size <= fs->bsize)
+		return 0;
+	rc = inode_walk(fs, ino, in, end_fn, &e);
+	if (rc < 0)
+		return rc;
+	if (S_ISREG(in->mode)) {
+		x.num2 = max;
+		if (!fix_problem(c, SUFS_PR_FILE_SIZE_PAST_MAX, &x))
+			return 0;
+		in->size = e.end * fs->bsize;
+		return 1;
+	}
+	x.num2 = e.end ? e.end - 1 : 0;
+	if (in->size <= (x.num2 + 1) * fs->bsize || !fix_problem(c, SUFS_PR_DIR_SIZE_PAST_END, &x))
+		return 0;
+	in->size = (x.num2 + 1) * fs->bsize;
+	return 1;
+}
+
 static int check_inode(struct chk *c, uint32_t ino, const uint8_t *raw)
 {
 	struct sufs_fs *fs = c->fs;
@@ -973,6 +1022,10 @@ static int check_inode(struct chk *c, uint32_t ino, const uint8_t *raw)
 		break;
 	}
 	if (inode_has_blocks(&in)) {
+		rc = size_past_end(c, ino, &in);
+		if (rc < 0)
+			return rc;
+		changed |= rc;
 		w.size = in.size;
 		w.limit = in.size / fs->bsize + (in.size % fs->bsize != 0);
 		c->nclaimed = 0;
@@ -996,23 +1049,6 @@ static int check_inode(struct chk *c, uint32_t ino, const uint8_t *raw)
 		x.num2 = w.count;
 		if (in.blocks != w.count && fix_problem(c, SUFS_PR_BLOCKS_COUNT, &x)) {
 			in.blocks = w.count;
-			changed = 1;
-		}
-		/* past the largest file: the end of its last block, as e2fsck */
-		x.num = in.size;
-		x.num2 = inode_max_blocks(fs) << fs->bshift;
-		if (S_ISREG(in.mode) && in.size > x.num2 &&
-		    fix_problem(c, SUFS_PR_FILE_SIZE_PAST_MAX, &x)) {
-			in.size = w.end * fs->bsize;
-			changed = 1;
-		}
-		/* a directory ends with its last block: pass 2 fills the holes
-		 * before it, and would fill a size's worth of them (as e2fsck) */
-		x.num = in.size;
-		x.num2 = w.end ? w.end - 1 : 0;
-		if (S_ISDIR(in.mode) && in.size > (x.num2 + 1) * fs->bsize &&
-		    fix_problem(c, SUFS_PR_DIR_SIZE_PAST_END, &x)) {
-			in.size = (x.num2 + 1) * fs->bsize;
 			changed = 1;
 		}
 	}

@@ -115,6 +115,10 @@ corpus() {
 	corpus f_file_size_max
 }
 
+@test "f_size_max_ind_all_bad: that size cut back below an indirect block of bad pointers frees it in one run" {
+	corpus f_size_max_ind_all_bad
+}
+
 @test "f_entry_dup_name: two entries of one name for two inodes, in different blocks" {
 	corpus f_entry_dup_name
 }
