@@ -582,20 +582,21 @@ static const char *next_line(struct source *s)
 	return s->buf;
 }
 
-/* How many lines a script file has, for the progress bar's total (0, an
- * unknown total, when it is not a regular file or cannot be read).  Read
- * with pread(), so the stream's position does not move. */
+/* How many lines a script file has from where it is read on, for the
+ * progress bar's total (0, an unknown total, when it is not a regular file
+ * or cannot be read).  Called before the first line is read; read with
+ * pread(), so the stream's position does not move. */
 static uint64_t count_lines(FILE *f)
 {
 	char buf[65536];
 	struct stat st;
 	uint64_t lines = 0;
-	off_t off = 0;
 	ssize_t n;
 	char last = '\n';
 	int fd = fileno(f);
+	off_t off = lseek(fd, 0, SEEK_CUR);
 
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+	if (off < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode))
 		return 0;
 	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
 		const char *p = buf, *end = buf + n;

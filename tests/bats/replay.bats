@@ -1144,6 +1144,12 @@ assert d["seconds"] >= 0' "$output"
 	on_tty "$REPLAY" --random 200 "$IMG"
 	assert_success
 	assert_line --index -1 "Running: [########################################] 200/200"
+	# standard input a file already read up to its second line: 201 lines to run, not 202
+	{ echo "# a line read before"; cat "$T/script"; } >"$T/script2"
+	mkimg "$T/third.img"
+	on_tty bash -c '{ read -r _; "$1" "$2" -; } <"$3"' _ "$REPLAY" "$T/third.img" "$T/script2"
+	assert_success
+	assert_line --index -1 "Running: [########################################] 201/201"
 	# no terminal, no bar
 	SUFS_PROGRESS_DELAY=0 run "$REPLAY" --random 200 "$IMG"
 	assert_success
