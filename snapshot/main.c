@@ -479,10 +479,12 @@ static int copy_blocks(struct export *e, const char **where)
 			*where = "writing the output";
 		}
 	}
-	if (!e->quiet && rc)
-		progress_stop(&p);
-	else if (!e->quiet)
-		progress_end(&p);
+	if (!e->quiet) {
+		if (rc)
+			progress_stop(&p);
+		else
+			progress_end(&p);
+	}
 	free(buf);
 	return rc;
 }
