@@ -7,6 +7,13 @@
  * so that a failure or an interrupt leaves the name as it was: no partial
  * output, and an existing file (replaced with -f) kept until the new one
  * is whole.
+ *
+ * A name that holds an image may be held open by a program writing it
+ * (sufs-debug -w, sufs-replay, fsck.sufs), which keeps an exclusive flock
+ * on it (libsufs/dev.c).  Renaming over it would leave that program
+ * writing to a file that no name reaches: its work lost without a word.
+ * So the file under the name is locked the same way from outfile_open() to
+ * outfile_commit(), and a name another program holds is refused.
  */
 #include "config.h"
 #include "util.h"
@@ -17,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,6 +60,31 @@ int outfile_check(const char *path, const struct stat *input, int force, const c
 	return 0;
 }
 
+/*
+ * Lock the file under the name, if there is one, as a writer of an image
+ * does: 0 (nothing there, or locked, or on a file system without locks),
+ * -EBUSY when another program holds it.
+ */
+static int lock_target(struct outfile *o)
+{
+	o->lockfd = open(o->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (o->lockfd < 0)
+		return 0;  /* nothing there (or nothing this can hold) */
+	if (flock(o->lockfd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK) {
+		close(o->lockfd);
+		o->lockfd = -1;
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static void unlock_target(struct outfile *o)
+{
+	if (o->lockfd >= 0)
+		close(o->lockfd);
+	o->lockfd = -1;
+}
+
 int outfile_open(struct outfile *o, const char *path, mode_t mode)
 {
 	char *copy;
@@ -60,12 +93,16 @@ int outfile_open(struct outfile *o, const char *path, mode_t mode)
 
 	o->path = path;
 	o->fd = -1;
+	o->tmp = NULL;
+	o->lockfd = -1;
+	err = lock_target(o);
+	if (err)
+		return err;
 	copy = strdup(path);
-	if (!copy)
-		return -ENOMEM;
-	if (asprintf(&o->tmp, "%s/.%s.XXXXXX", dirname(copy), prog) < 0) {
+	if (!copy || asprintf(&o->tmp, "%s/.%s.XXXXXX", dirname(copy), prog) < 0) {
 		o->tmp = NULL;
 		free(copy);
+		unlock_target(o);
 		return -ENOMEM;
 	}
 	free(copy);
@@ -74,6 +111,7 @@ int outfile_open(struct outfile *o, const char *path, mode_t mode)
 		err = -errno;
 		free(o->tmp);
 		o->tmp = NULL;
+		unlock_target(o);
 		return err;
 	}
 	/* the mode asked for less the umask, not mkstemp()'s 0600 */
@@ -121,6 +159,7 @@ int outfile_commit(struct outfile *o, int replace, const char **where)
 	}
 	free(o->tmp);
 	o->tmp = NULL;
+	unlock_target(o);
 	*where = NULL;
 	/* in place; make the name durable too (a directory that cannot be
 	 * synced, EINVAL, has nothing to sync) */
@@ -144,6 +183,7 @@ fail:
 
 void outfile_abort(struct outfile *o)
 {
+	unlock_target(o);
 	if (o->fd >= 0)
 		close(o->fd);
 	o->fd = -1;

@@ -112,9 +112,11 @@ const char *open_error(const char *image, int rc);
  * saying what is wrong: PATH is INPUT itself (when INPUT is given), is
  * there but not a regular file (a symlink included), or is there and
  * FORCE was not given (-EEXIST).
- * outfile_open(): make the temporary file, with MODE's read and write bits
- * less the umask (the input's: a copy is not readable by more users than
- * what it copies).
+ * outfile_open(): lock the file under PATH, if any, as a writer of an image
+ * does (-EBUSY when another program holds it open for writing: its work
+ * would be lost), and make the temporary file, with MODE's read and write
+ * bits less the umask (the input's: a copy is not readable by more users
+ * than what it copies).
  * outfile_commit(): fsync it, put it in place (replacing a file under the
  * name only when REPLACE), fsync the directory.  On failure *where says
  * which step failed and nothing is left; 0 or a negative errno.
@@ -125,6 +127,7 @@ struct outfile {
 	const char *path;
 	char *tmp;
 	int fd;
+	int lockfd;    /* the file under the name, locked until committed */
 };
 int outfile_check(const char *path, const struct stat *input, int force, const char **why);
 int outfile_open(struct outfile *o, const char *path, mode_t mode);

@@ -233,6 +233,11 @@ static int open_output(struct outfile *o, const char *out, const struct stat *in
 {
 	int err = outfile_open(o, out, in->st_mode);
 
+	if (err == -EBUSY) {
+		errmsg("%s: another program has it open for writing; it is not replaced",
+		       shown(out));
+		return EXIT_IO;
+	}
 	if (err) {
 		errmsg("%s: making a temporary file beside it: %s", shown(out), strerror(-err));
 		return EXIT_IO;

@@ -534,9 +534,14 @@ static int cmd_export(const char *image, const char *name, const char *out,
 
 	/* the copy is readable by no more users than the image */
 	rc = stat(image, &st) ? -errno : outfile_open(&e.file, out, st.st_mode);
-	if (rc)
+	if (rc == -EBUSY) {
+		errmsg("%s: another program has it open for writing; it is not replaced",
+		       shown(out));
+		status = EXIT_FAIL;
+		rc = 0;
+	} else if (rc) {
 		where = "making a temporary file beside the output";
-	if (!rc) {
+	} else {
 		rc = copy_blocks(&e, &where);
 		if (!rc)
 			rc = outfile_commit(&e.file, o->force, &where);
