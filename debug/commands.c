@@ -763,6 +763,9 @@ static int cmd_cat(struct session *s, int argc, char **argv)
 	}
 	for (off = 0; off < st.size; off += done) {
 		size_t want = st.size - off < sizeof(buf) ? (size_t)(st.size - off) : sizeof(buf);
+		if (debug_interrupted())
+			return fail(argv[0], argv[1], "interrupted at byte %llu",
+				    (unsigned long long)off);
 		rc = sufs_read(s->fs, ino, off, buf, want, &done);
 		if (rc)
 			return fail(argv[0], argv[1], "at byte %llu: %s", (unsigned long long)off,

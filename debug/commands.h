@@ -76,6 +76,10 @@ const struct command *command_find(const char *name);
  */
 int command_line(struct session *s, const char *line);
 
+/* Whether a signal asked the command running to stop (main.c): a command
+ * that may run long polls it, and stops with fail(..., "interrupted"). */
+int debug_interrupted(void);
+
 /* ---- helpers the command files share (commands.c) ---------------------- */
 
 /* "sufs-debug: CMD ARG: message" on stderr; returns 1 for `return fail(...)`.

@@ -24,6 +24,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,6 +38,49 @@ enum {
 	EXIT_USAGE = 2,
 	EXIT_OPEN = 4,
 };
+
+/*
+ * Signals.  None of them may cost the changes of a -w session, which live
+ * in memory until the close writes them back.  So SIGINT, SIGTERM and
+ * SIGHUP only set stop_signal; the command running stops at its next poll
+ * (debug_interrupted(): rdump and file copies poll), and then:
+ *  - at the prompt, SIGINT cancels the line being typed or the command
+ *    running, as in bash and debugfs; the session goes on;
+ *  - otherwise (SIGTERM, SIGHUP, or SIGINT with commands from -f, -R or a
+ *    pipe) no more commands are read, and the image is closed as after
+ *    `quit`: the changes are written back, and a close that fails says so.
+ * A signal during the write-back itself is noted and does not stop it.
+ */
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+int debug_interrupted(void)
+{
+	return stop_signal != 0;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;  /* a write to the terminal is not cut short */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Whether a signal ends the session: any but SIGINT at the prompt. */
+static int signal_ends(int interactive)
+{
+	return stop_signal && (stop_signal != SIGINT || !interactive);
+}
 
 static void usage(FILE *f)
 {
@@ -65,7 +109,7 @@ static int run_file(struct session *s, FILE *f)
 	ssize_t len;
 	int status = 0;
 
-	while (!s->quit && (len = getline(&line, &cap, f)) >= 0) {
+	while (!s->quit && !signal_ends(0) && (len = getline(&line, &cap, f)) >= 0) {
 		if (len > 0 && line[len - 1] == '\n')
 			line[--len] = '\0';
 		if (strlen(line) != (size_t)len) {
@@ -433,26 +477,86 @@ static int run_paged(struct session *s, const char *line)
 	return status;
 }
 
+/*
+ * readline's callback interface, so that a signal reaches the prompt: the
+ * loop waits in select(), which a signal interrupts, and feeds readline a
+ * character at a time.  The line read is handed over in typed_line.
+ */
+static char *typed_line;
+static int line_done;
+
+static void on_line(char *line)
+{
+	typed_line = line;
+	line_done = 1;
+	rl_callback_handler_remove();  /* the terminal as it was, for the command */
+}
+
+/* Cancel what is typed and start a fresh prompt, as bash does at ^C. */
+static void cancel_line(void)
+{
+	rl_free_line_state();
+	rl_callback_sigcleanup();
+	rl_replace_line("", 0);
+	rl_crlf();
+	rl_on_new_line();
+	rl_redisplay();
+}
+
+/* One line from the prompt: 0 and *line (NULL at end of input), or -1 when
+ * a signal ends the session. */
+static int read_line(const char *prompt, char **line)
+{
+	fd_set in;
+
+	typed_line = NULL;
+	line_done = 0;
+	rl_callback_handler_install(prompt, on_line);
+	while (!line_done) {
+		if (stop_signal == SIGINT) {
+			stop_signal = 0;
+			cancel_line();
+		}
+		if (signal_ends(1)) {
+			rl_callback_handler_remove();
+			return -1;
+		}
+		FD_ZERO(&in);
+		FD_SET(STDIN_FILENO, &in);
+		if (select(STDIN_FILENO + 1, &in, NULL, NULL, NULL) < 0) {
+			if (errno == EINTR)
+				continue;
+			rl_callback_handler_remove();
+			*line = NULL;
+			return 0;
+		}
+		rl_callback_read_char();
+	}
+	*line = typed_line;
+	return 0;
+}
+
 /* The prompt, with line editing, completion and a history kept in a file. */
 static int run_interactive(struct session *s)
 {
 	char *line, *prompt, *hist = history_path();
-	int status = 0, paged = isatty(STDOUT_FILENO);
+	int status = 0, paged = isatty(STDOUT_FILENO), rc;
 
 	rl_readline_name = "sufs-debug";
 	rl_attempted_completion_function = complete;
 	rl_completer_word_break_characters = " \t";
 	rl_completer_quote_characters = "'\"";
 	rl_char_is_quoted_p = is_quoted;
+	rl_catch_signals = 0;  /* ours: on_signal() */
 	completing = s;
 	stifle_history(HISTORY_LINES);
 	if (hist && read_history(hist) == ENOENT)
 		write_history(hist);  /* created (mode 0600) to append to */
 	while (!s->quit) {
 		prompt = make_prompt(s);
-		line = readline(prompt ? prompt : "sufs-debug> ");
+		rc = read_line(prompt ? prompt : "sufs-debug> ", &line);
 		free(prompt);
-		if (!line)
+		if (rc || !line)
 			break;
 		if (line[strspn(line, " \t")]) {
 			add_history(line);
@@ -461,6 +565,12 @@ static int run_interactive(struct session *s)
 		}
 		status |= paged ? run_paged(s, line) : command_line(s, line);
 		free(line);
+		if (signal_ends(1))
+			break;
+		if (stop_signal == SIGINT) {
+			/* the command was interrupted (it said so); the prompt goes on */
+			stop_signal = 0;
+		}
 	}
 	if (!s->quit)
 		putchar('\n');  /* end of input: leave the terminal on a fresh line */
@@ -609,6 +719,7 @@ int main(int argc, char **argv)
 		return EXIT_OPEN;
 	}
 	s.cwd = sufs_get_super(s.fs)->root_ino;
+	catch_signals();
 
 	if (request)
 		status = command_line(&s, request);
@@ -621,9 +732,16 @@ int main(int argc, char **argv)
 
 	if (cmds && cmds != stdin)
 		fclose(cmds);
+	if (signal_ends(isatty(STDIN_FILENO) && !request && !cmds)) {
+		errmsg("%s: no more commands run%s", strsignal(stop_signal),
+		       s.writable && s.fs ? "; writing back the changes made" : "");
+		status = EXIT_COMMAND;
+	}
 	rc = s.fs ? sufs_close(s.fs) : 0;  /* none after a crash that could not reopen */
 	if (rc) {
-		errmsg("closing %s: %s", s.image, sufs_strerror(rc));
+		errmsg("closing %s: %s%s", s.image, sufs_strerror(rc),
+		       s.writable ? "; what was not written is lost, and the image is left marked "
+				    "not clean (run fsck.sufs)" : "");
 		status = EXIT_COMMAND;
 	}
 	if (edit_finish(&s, rc == 0))

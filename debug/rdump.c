@@ -99,7 +99,11 @@ static int copy_range(struct session *s, const char *cmd, const char *what, uint
 {
 	while (len) {
 		size_t want = len < COPY_CHUNK ? (size_t)len : COPY_CHUNK, done, w;
-		int rc = sufs_read(s->fs, ino, off, buf, want, &done);
+		int rc;
+
+		if (debug_interrupted())
+			return fail(cmd, what, "interrupted at byte %llu", (unsigned long long)off);
+		rc = sufs_read(s->fs, ino, off, buf, want, &done);
 
 		if (rc)
 			return fail(cmd, what, "reading at byte %llu: %s", (unsigned long long)off,
@@ -130,7 +134,11 @@ static int stream_contents(struct session *s, const char *cmd, const char *what,
 
 	while (off < size) {
 		size_t want = size - off < COPY_CHUNK ? (size_t)(size - off) : COPY_CHUNK, done, w;
-		int rc = sufs_read(s->fs, ino, off, buf, want, &done);
+		int rc;
+
+		if (debug_interrupted())
+			return fail(cmd, what, "interrupted at byte %llu", (unsigned long long)off);
+		rc = sufs_read(s->fs, ino, off, buf, want, &done);
 
 		if (rc)
 			return fail(cmd, what, "reading at byte %llu: %s", (unsigned long long)off,
@@ -370,6 +378,7 @@ struct rdump {
 	int rc;
 	struct progress pb;        /* the entries copied */
 	uint64_t copied;
+	int stopped;               /* interrupted: copy no more */
 };
 
 /* Report a problem with the current entry, naming it by its image path. */
@@ -586,10 +595,16 @@ static void rdump_dir(struct rdump *r, int fd, uint32_t dir)
 		ENTRY_FAIL(r, "reading the directory: %s", sufs_strerror(rc));
 		return;
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !r->stopped; i++) {
 		const struct entry *e = &v[i];
 		const char *why;
 
+		if (debug_interrupted()) {
+			r->rc = fail(r->cmd, NULL, "interrupted after %llu entries",
+				     (unsigned long long)r->copied);
+			r->stopped = 1;
+			break;
+		}
 		if (is_dot_name(e->name, e->len))
 			continue;
 		if (path_push(&r->image, e->name, e->len) || path_push(&r->host, e->name, e->len)) {
@@ -699,9 +714,12 @@ int cmd_rdump(struct session *s, int argc, char **argv)
 		return fail(argv[0], NULL, "%s", sufs_strerror(-ENOMEM));
 	}
 	progress_start(&r.pb, "Copying", 0);
-	for (i = 1; i < argc - 1; i++)
+	for (i = 1; i < argc - 1 && !r.stopped; i++)
 		rdump_source(&r, argv[i]);
-	progress_end(&r.pb);
+	if (r.stopped)
+		progress_stop(&r.pb);
+	else
+		progress_end(&r.pb);
 	link_free(&r.links);
 	free(r.seen_dirs);
 	free(r.image.s);
