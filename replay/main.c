@@ -26,6 +26,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +39,9 @@ enum {
 	EXIT_USAGE = 1,   /* bad command line */
 	EXIT_OPEN = 2,    /* the image (or the I/O log) cannot be opened */
 	EXIT_CRASHED = 3, /* stopped at the crash point asked for */
-	EXIT_SCRIPT = 4,  /* the script cannot be read, a line is bad, or an
-	                     operation did not give the result the line asked for */
+	EXIT_SCRIPT = 4,  /* the script cannot be read, a line is bad, an
+	                     operation did not give the result the line asked for,
+	                     or a signal stopped the run (written back) */
 	EXIT_IO = 8,      /* reading or writing the image (or the log) failed */
 	EXIT_VIOLATION = 16, /* --crash-check: a crash state broke the promise */
 };
@@ -693,6 +695,32 @@ static int log_failed(struct iodev *io, const struct args *a)
 	return c.log_error != 0;
 }
 
+/*
+ * SIGINT, SIGTERM and SIGHUP stop a run between two lines: the lines run
+ * so far are written back as at the end of a script (the close), so that
+ * an interrupt costs nothing done; the lines after it are not run, and the
+ * message says from which line on.  Only SIGKILL makes a crash of it.
+ */
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
 /* Run every line; returns an exit status.  fs is closed or abandoned. */
 static int run_lines(struct sufs_fs *fs, struct iodev *io, struct source *src,
 		     const struct args *a, struct report *r)
@@ -712,8 +740,15 @@ static int run_lines(struct sufs_fs *fs, struct iodev *io, struct source *src,
 	progress_start(&pb, "Running", src->gen ? src->left : 0);
 	if (pb.active && !src->gen)
 		pb.total = count_lines(src->f);
+	catch_signals();
 	while ((line = next_line(src)) != NULL) {
 		lineno++;
+		if (stop_signal) {
+			progress_stop(&pb);
+			errmsg("%s: stopped before line %llu; the lines run are written back",
+			       strsignal(stop_signal), (unsigned long long)lineno);
+			break;
+		}
 		if (src->nul) {
 			errmsg("%s:%llu: a NUL byte in the line", shown(src->name),
 			       (unsigned long long)lineno);

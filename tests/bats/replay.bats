@@ -1418,3 +1418,33 @@ EOF
 		s/^[0-9.]+ s to run, [0-9.]+ s to check: [0-9]+ states\/s$/(times)/'
 	diff -u <(sed -E "$vary" "$T/expected") <(sed -E "$vary" "$T/actual")
 }
+
+@test "SIGINT, SIGTERM and SIGHUP stop a run between two lines and write back the lines run (exit 4)" {
+	for sig in INT TERM HUP; do
+		mkimg "$IMG"
+		mkfifo "$T/lines"
+		"$REPLAY" "$IMG" "$T/lines" 2>"$T/err" &
+		pid=$!
+		exec 6>"$T/lines"
+		echo "mkdir /a" >&6
+		sleep 0.5
+		kill -"$sig" "$pid"
+		# the run waits for its next line, and stops before it
+		echo "mkdir /b" >&6
+		exec 6>&-
+		st=0
+		wait "$pid" || st=$?
+		[ "$st" -eq 4 ] || fail "exit status $st, not 4"
+		run cat "$T/err"
+		assert_output --regexp "^sufs-replay: [A-Za-z]+: stopped before line (1|2); the lines run are written back\$"
+		run "$DEBUG" -R "ls /" "$IMG"
+		refute_line b
+		if [[ $(cat "$T/err") == *"line 2;"* ]]; then
+			assert_line a
+		fi
+		run "$FSCK" -n "$IMG"   # closed clean: not even -f is needed
+		assert_success
+		assert_output --partial "clean"
+		rm -f "$T/lines"
+	done
+}
