@@ -19,6 +19,8 @@
  *   a wrong block count          counted again;
  *   blocks past the end          freed (past the size the file has now);
  *   a stale name of a directory  removed if it still names that directory;
+ *   a snapshot file no slot      removed with its name, if it still is such
+ *     names                      a file named so;
  *   a directory nothing names    released when empty, else given a name
  *                                in /lost+found (as the leak-only check);
  *   summaries                    recounted from the live bitmaps;
@@ -430,6 +432,8 @@ static int apply(struct sufs_fs *fs, struct bg *bg, const struct finding *f, int
 		return err ? err : recount_blocks(fs, f->ino);
 	case SUFS_PR_DIR_STALE_NAME:
 		return stale_name(fs, f);
+	case SUFS_PR_SNAP_ORPHAN:
+		return snap_remove_orphan(fs, f->ino, f->dir, f->name);
 	case SUFS_PR_GROUP_COUNTS:
 	case SUFS_PR_SB_COUNTS:
 		*summaries = 1;

@@ -57,6 +57,31 @@ struct dirinfo {
 	uint8_t cleared;
 };
 
+/*
+ * A pointer past the end of its file, found by pass 1's walk and judged
+ * once every inode has claimed its blocks (past_judge()).  Where it lives:
+ * the inode's own slot (parent 0), or an indirect block's.
+ */
+struct past {
+	uint32_t ino;
+	uint32_t slot;
+	uint64_t parent;
+	uint64_t ptr;
+	uint64_t lblk;
+	uint64_t size;
+	int level;
+};
+
+/* A file with the snapshot flag (pass 1), and where a name of it is
+ * (pass 2; dir 0: none met). */
+struct flagged {
+	uint32_t ino;
+	uint32_t dir;
+	uint32_t name_off;
+	uint64_t name_blk;
+	char name[SUFS_NAME_MAX + 1];
+};
+
 /* What a problem is about: the placeholders of its message. */
 struct pctx {
 	uint32_t ino, ino2, dir;
@@ -125,6 +150,7 @@ struct chk {
 	int dotdot_counted;
 	uint64_t cur_pblk;      /* pass 2: the directory block being checked */
 	uint8_t *cur_blk;
+	struct buf *cur_buf;
 	struct nameset names;   /* pass 2: the names in the current directory */
 	uint32_t snapdir;       /* pass 2: /.snap's inode (0: none met yet) */
 	uint32_t snap_named;    /* pass 2: bit i, slot i's file is named in /.snap */
@@ -133,6 +159,11 @@ struct chk {
 	size_t nheld, capheld;
 	uint64_t *snapclaims;   /* pass 5: leaked blocks a snapshot needs */
 	size_t nsnapclaims, capsnapclaims;
+	struct flagged *flagged; /* pass 1: files with the snapshot flag */
+	size_t nflagged, capflagged;
+	struct past *past;      /* pass 1: pointers past a file's end, judged last */
+	size_t npast, cappast;
+	uint8_t *pastmap;       /* blocks under them, one bit each (NULL: none) */
 };
 
 /* ---- small bitmaps ------------------------------------------------------- */
@@ -711,6 +742,8 @@ static int choose_super(struct chk *c, struct sufs_dev *dev, uint64_t *off,
 
 struct walkst {
 	uint32_t ino;
+	uint64_t parent;        /* where the pointer walked lives: an indirect */
+	uint32_t slot;          /* block (0: the inode) and its slot there */
 	uint64_t limit;         /* logical blocks the size covers */
 	uint64_t count;         /* blocks mapped, indirect ones included */
 	uint64_t visits;
@@ -755,6 +788,160 @@ static uint64_t span_of(struct chk *c, int level)
 }
 
 /*
+ * Pointers past the end of a file.  A truncate sets the size at once and
+ * frees the blocks past it only once the cleared pointers are on disk
+ * (rule 2), so after a crash a pointer past the size may remain: a leak,
+ * when all it maps is still marked in use and nothing else claims it.  A
+ * block past the end that is marked free, or that another file (or the
+ * file system's metadata) claims, is no leak: a pointer survived its
+ * block's reuse.  Which it is can be told only once every inode has
+ * claimed its blocks, so pass 1 notes each such pointer (past_note()) and
+ * judges them all at its end (past_judge()).
+ */
+static int past_note(struct chk *c, const struct walkst *w, uint64_t p, int level,
+		     uint64_t lblk)
+{
+	if (c->npast == c->cappast) {
+		size_t cap = c->cappast ? 2 * c->cappast : 16;
+		struct past *v = realloc(c->past, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		c->past = v;
+		c->cappast = cap;
+	}
+	c->past[c->npast++] = (struct past){ w->ino, w->slot, w->parent, p, lblk, w->size,
+					     level };
+	return 0;
+}
+
+/* What a past pointer's tree holds that is no leak: the first block marked
+ * free, and the first claimed elsewhere (0: none). */
+struct pastscan {
+	uint64_t free_blk, claimed_blk, visits;
+};
+
+static int past_scan(struct chk *c, struct pastscan *s, uint64_t p, int level)
+{
+	struct buf *b;
+	uint32_t i;
+	int set, rc;
+
+	if (!block_in_range(c->fs, p) || ++s->visits > c->nblocks)
+		return 0;  /* a bad pointer under it: nothing it could reuse */
+	if ((bit_test(c->found, p) || bit_test(c->pastmap, p)) && !s->claimed_blk)
+		s->claimed_blk = p;
+	bit_set(c->pastmap, p);
+	rc = bitmap_test(c->fs, SUFS_BITMAP_BLOCK, p, &set);
+	if (rc)
+		return rc;
+	if (!set && !s->free_blk)
+		s->free_blk = p;
+	if (level == 0 || s->claimed_blk == p)
+		return 0;  /* another's indirect block: its pointers are its own */
+	rc = buf_get(c->fs, p, BUF_IND, &b);
+	if (rc)
+		return rc;
+	for (i = 0; i < c->fs->ptrs && !rc; i++) {
+		uint64_t child = get64(b->data + 8 * i);
+		if (child)
+			rc = past_scan(c, s, child, level - 1);
+	}
+	buf_put(c->fs, b);
+	return rc;
+}
+
+/* Clear a noted pointer where it lives. */
+static int past_clear(struct chk *c, const struct past *e)
+{
+	struct sufs_inode in;
+	struct buf *b;
+	int rc;
+
+	if (e->parent == 0) {
+		rc = inode_load(c->fs, e->ino, &in);
+		if (rc)
+			return rc;
+		in.block[e->slot] = 0;
+		return inode_store(c->fs, e->ino, &in, UPD_INODEDEP, NULL, NULL);
+	}
+	rc = buf_get(c->fs, e->parent, BUF_IND, &b);
+	if (rc)
+		return rc;
+	buf_update(c->fs, b, 8 * e->slot, 8, UPD_ALLOCINDIR, NULL);
+	put64(b->data + 8 * e->slot, 0);
+	buf_put(c->fs, b);
+	return 0;
+}
+
+static int recount_fn(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t pblk, int level,
+		      int bad, void *arg);
+
+/* A pointer cleared in an indirect block that the walk met twice (a loop)
+ * was counted there: count the inode's blocks again. */
+static int past_recount(struct chk *c, uint32_t ino)
+{
+	struct sufs_inode in;
+	struct walkst w = { .ino = ino };
+	struct pctx x = { .ino = ino };
+	int rc = inode_load(c->fs, ino, &in);
+
+	if (rc)
+		return rc;
+	w.limit = in.size / c->fs->bsize + (in.size % c->fs->bsize != 0);
+	rc = inode_walk(c->fs, ino, &in, recount_fn, &w);
+	if (rc < 0 || in.blocks == w.count)
+		return rc < 0 ? rc : 0;
+	x.num = in.blocks;
+	x.num2 = w.count;
+	if (!fix_problem(c, SUFS_PR_BLOCKS_COUNT, &x))
+		return 0;
+	in.blocks = w.count;
+	return inode_store(c->fs, ino, &in, UPD_INODEDEP, NULL, NULL);
+}
+
+static int past_judge(struct chk *c)
+{
+	char why[96];
+	size_t i;
+	int rc = 0;
+
+	if (!c->npast)
+		return 0;
+	c->pastmap = calloc((c->nblocks + 7) / 8, 1);
+	if (!c->pastmap)
+		return -ENOMEM;
+	for (i = 0; i < c->npast && !rc && c->stop == GOING; i++) {
+		const struct past *e = &c->past[i];
+		struct pctx x = { .ino = e->ino, .blk = e->ptr, .num = e->lblk, .num2 = e->size,
+				  .str = why };
+		struct pastscan s = { 0 };
+		unsigned code = SUFS_PR_BLOCK_PAST_SIZE;
+		uint64_t bad = 0;
+
+		rc = past_scan(c, &s, e->ptr, e->level);
+		if (rc)
+			break;
+		if (s.claimed_blk) {
+			code = SUFS_PR_PAST_SIZE_CLAIMED;
+			bad = s.claimed_blk;
+		} else if (s.free_blk) {
+			code = SUFS_PR_PAST_SIZE_FREE;
+			bad = s.free_blk;
+		}
+		if (bad == e->ptr)
+			snprintf(why, sizeof(why), "that block");
+		else
+			snprintf(why, sizeof(why), "block %llu under it", (unsigned long long)bad);
+		if (fix_problem(c, code, &x)) {
+			rc = past_clear(c, e);
+			if (!rc && e->parent)
+				rc = past_recount(c, e->ino);
+		}
+	}
+	return rc;
+}
+
+/*
  * Check the tree under pointer p (level 0: a data block) mapping logical
  * blocks from lblk on.  Returns 1 when the pointer is to be cleared, 0 to
  * keep it, or an error.
@@ -784,7 +971,7 @@ static int walk_ptr(struct chk *c, struct walkst *w, uint64_t p, int level, uint
 	if (!block_in_range(fs, p))
 		return in_shared ? 0 : fix_problem(c, SUFS_PR_BAD_BLOCK, &x);
 	if (lblk >= w->limit)
-		return in_shared ? 0 : fix_problem(c, SUFS_PR_BLOCK_PAST_SIZE, &x);
+		return in_shared ? 0 : past_note(c, w, p, level, lblk);
 	shared = bit_test(c->found, p);
 	rc = claim(c, p);
 	if (rc)
@@ -800,6 +987,8 @@ static int walk_ptr(struct chk *c, struct walkst *w, uint64_t p, int level, uint
 		child = get64(b->data + 8 * i);
 		if (!child)
 			continue;
+		w->parent = p;
+		w->slot = i;
 		rc = walk_ptr(c, w, child, level - 1, lblk + i * span, shared);
 		if (rc == 1) {
 			buf_update(fs, b, 8 * i, 8, UPD_ALLOCINDIR, NULL);
@@ -834,6 +1023,8 @@ static int walk_inode(struct chk *c, struct walkst *w, struct sufs_inode *in)
 	for (i = 0; i < SUFS_NBLOCKS && rc >= 0; i++) {
 		if (!in->block[i])
 			continue;
+		w->parent = 0;
+		w->slot = i;
 		if (i < SUFS_NDIR)
 			rc = walk_ptr(c, w, in->block[i], 0, i, 0);
 		else
@@ -910,6 +1101,31 @@ static const char *symlink_problem(struct chk *c, const struct sufs_inode *in)
 	return NULL;
 }
 
+/*
+ * What is wrong with the target a slow symbolic link's block holds (its
+ * size checked already): 1 with *why, 0, or an error.  The block holds the
+ * target and zeros after it (man/sufs.5): a NUL inside the target, or
+ * bytes after it, are what a block whose pointer reached the disk before
+ * its contents shows (rule 1), or damage.
+ */
+static int slow_target_problem(struct chk *c, const struct sufs_inode *in, const char **why)
+{
+	struct buf *b;
+	int rc = buf_get(c->fs, in->block[0], BUF_DATA, &b);
+
+	if (rc)
+		return rc;
+	if (memchr(b->data, 0, in->size))
+		*why = "NUL in the target";
+	else if (in->size < c->fs->bsize &&
+		 memcmp(b->data + in->size, c->fs->zero, c->fs->bsize - in->size))
+		*why = "bytes after the target";
+	else
+		*why = NULL;
+	buf_put(c->fs, b);
+	return *why != NULL;
+}
+
 /* One past the last data block a walk of the tree finds, bad pointers left
  * out; it stops after as many visits as the device has blocks (the walk
  * of pass 1 then finds too many). */
@@ -964,6 +1180,45 @@ static int size_past_end(struct chk *c, uint32_t ino, struct sufs_inode *in)
 		return 0;
 	in->size = (x.num2 + 1) * fs->bsize;
 	return 1;
+}
+
+/* Pass 1: a file with the snapshot flag, judged after the slots are
+ * (snap_orphans()). */
+static int flagged_note(struct chk *c, uint32_t ino)
+{
+	if (c->nflagged == c->capflagged) {
+		size_t cap = c->capflagged ? 2 * c->capflagged : 4;
+		struct flagged *v = realloc(c->flagged, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		c->flagged = v;
+		c->capflagged = cap;
+	}
+	memset(&c->flagged[c->nflagged], 0, sizeof(c->flagged[0]));
+	c->flagged[c->nflagged++].ino = ino;
+	return 0;
+}
+
+/* Pass 2: an entry names ino; if it has the snapshot flag, remember where
+ * (the list is in inode order: pass 1 made it so). */
+static void flagged_name(struct chk *c, uint32_t dir, uint32_t ino, const uint8_t *de)
+{
+	size_t lo = 0, hi = c->nflagged;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (c->flagged[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == c->nflagged || c->flagged[lo].ino != ino || c->flagged[lo].dir)
+		return;
+	c->flagged[lo].dir = dir;
+	c->flagged[lo].name_blk = c->cur_pblk;
+	c->flagged[lo].name_off = (uint32_t)(de - c->cur_blk);
+	memcpy(c->flagged[lo].name, de + DE_NAME, de[DE_NAMELEN]);
+	c->flagged[lo].name[de[DE_NAMELEN]] = 0;
 }
 
 static int check_inode(struct chk *c, uint32_t ino, const uint8_t *raw)
@@ -1044,6 +1299,15 @@ static int check_inode(struct chk *c, uint32_t ino, const uint8_t *raw)
 			x.str = "no block";
 			if (fix_problem(c, SUFS_PR_BAD_SYMLINK, &x))
 				return drop_inode(c, ino);
+		} else if (S_ISLNK(in.mode)) {
+			rc = slow_target_problem(c, &in, &x.str);
+			if (rc < 0)
+				return rc;
+			if (rc && fix_problem(c, SUFS_PR_BAD_SYMLINK, &x)) {
+				for (i = 0; i < c->nclaimed; i++)
+					bit_clear(c->found, c->claimed[i]);
+				return drop_inode(c, ino);
+			}
 		}
 		x.num = in.blocks;
 		x.num2 = w.count;
@@ -1054,6 +1318,8 @@ static int check_inode(struct chk *c, uint32_t ino, const uint8_t *raw)
 	}
 	c->ftype[ino] = (uint8_t)sufs_ftype_of_mode(in.mode);
 	if (S_ISDIR(in.mode) && (rc = dir_add_info(c, ino)) != 0)
+		return rc;
+	if (S_ISREG(in.mode) && (in.flags & SUFS_IFLAG_SNAPSHOT) && (rc = flagged_note(c, ino)) != 0)
 		return rc;
 	if (changed)
 		return inode_store(fs, ino, &in, UPD_INODEDEP, NULL, NULL);
@@ -1390,6 +1656,19 @@ static int is_name(const uint8_t *de, const char *name)
 	return de[DE_NAMELEN] == len && memcmp(de + DE_NAME, name, len) == 0;
 }
 
+/*
+ * Pass 2 is about to change the directory block it checks.  Its changes are
+ * announced in one update once the block is done, so the first one goes
+ * through buf_touch() before it is made: a snapshot that needs the block
+ * copies it as it was, not as repaired.
+ */
+static void dir_changing(struct chk *c, int *modified)
+{
+	if (!*modified)
+		buf_touch(c->fs, c->cur_buf);
+	*modified = 1;
+}
+
 /* '.' and '..' name directories: their file type says so. */
 static void dot_type(struct chk *c, struct dirinfo *d, uint8_t *de, const char *name,
 		     int *modified)
@@ -1398,8 +1677,8 @@ static void dot_type(struct chk *c, struct dirinfo *d, uint8_t *de, const char *
 			  .num = de[DE_FTYPE], .num2 = SUFS_FT_DIR };
 
 	if (de[DE_FTYPE] != SUFS_FT_DIR && fix_problem(c, SUFS_PR_ENTRY_FTYPE, &x)) {
+		dir_changing(c, modified);
 		de[DE_FTYPE] = SUFS_FT_DIR;
-		*modified = 1;
 	}
 }
 
@@ -1421,8 +1700,8 @@ static uint32_t check_dots(struct chk *c, struct dirinfo *d, uint8_t *blk, int *
 	if (dot_ok && dotdot_ok) {
 		x.ino2 = get32(blk + DE_INO);
 		if (x.ino2 != d->ino && fix_problem(c, SUFS_PR_BAD_DOT, &x)) {
+			dir_changing(c, modified);
 			put32(blk + DE_INO, d->ino);
-			*modified = 1;
 		}
 		dot_type(c, d, blk, ".", modified);
 		dot_type(c, d, blk + r0, "..", modified);
@@ -1443,6 +1722,7 @@ static uint32_t check_dots(struct chk *c, struct dirinfo *d, uint8_t *blk, int *
 		dotdot = SUFS_ROOT_INO;
 	for (next = 0; next < 32 && next < end; next += get16(blk + next + DE_RECLEN))
 		;
+	dir_changing(c, modified);
 	if (next >= end) {
 		dir_fresh(blk, bsize, d->ino, dotdot, 1);
 		next = end;
@@ -1452,7 +1732,6 @@ static uint32_t check_dots(struct chk *c, struct dirinfo *d, uint8_t *blk, int *
 		put_dirent(blk + 16, dotdot, next - 16, "..", SUFS_FT_DIR);
 	}
 	d->dotdot = dotdot;
-	*modified = 1;
 	return next;
 }
 
@@ -1509,11 +1788,12 @@ static int second_name(struct chk *c, struct dirinfo *d, struct dirinfo *t, stru
 	memcpy(old, e + DE_NAME, len);
 	old[len] = 0;
 	if (fix_problem(c, SUFS_PR_DIR_STALE_NAME, &y) && get32(e + DE_INO) == t->ino) {
+		/* announced first: a snapshot copies the block as it was */
+		buf_update(fs, b, 0, fs->bsize, UPD_DIRREM, NULL);
 		put32(e + DE_INO, 0);
 		b->type = BUF_DIR;
 		b->csum_bad = 0;
 		b->dir_bad = 0;
-		buf_update(fs, b, 0, fs->bsize, UPD_DIRREM, NULL);
 	}
 	buf_put(fs, b);
 	uncount_link(c, t->ino);
@@ -1688,9 +1968,9 @@ static int dup_name(struct chk *c, uint8_t *de, uint32_t first, struct pctx *x,
 	x->str2 = shown;
 	if (!fix_problem(c, SUFS_PR_ENTRY_DUP_NAME, x))
 		return 0;
+	dir_changing(c, modified);
 	memcpy(de + DE_NAME, cand, newlen);
 	de[DE_NAMELEN] = (uint8_t)newlen;
-	*modified = 1;
 	return 0;
 }
 
@@ -1701,12 +1981,15 @@ static void note_snap_name(struct chk *c, const struct dirinfo *d, uint32_t ino,
 {
 	uint32_t i;
 
-	if (d->ino == SUFS_ROOT_INO && c->ftype[ino] == SUFS_FT_DIR && !strcmp(name, ".snap"))
+	if (d->ino == SUFS_ROOT_INO && c->ftype[ino] == SUFS_FT_DIR && !strcmp(name, ".snap")) {
 		c->snapdir = ino;
-	else if (c->snapdir && d->ino == c->snapdir)
-		for (i = 0; i < SUFS_SNAP_SLOTS; i++)
-			if (c->fs->sb.snap[i].ino == ino)
-				c->snap_named |= 1u << i;
+		return;
+	}
+	if (!c->snapdir || d->ino != c->snapdir)
+		return;
+	for (i = 0; i < SUFS_SNAP_SLOTS; i++)
+		if (c->fs->sb.snap[i].ino == ino)
+			c->snap_named |= 1u << i;
 }
 
 /* One entry other than '.' and '..'.  Returns 1 when it is to be cleared,
@@ -1764,12 +2047,14 @@ static int check_entry(struct chk *c, struct dirinfo *d, uint8_t *de, int *modif
 	x.num = de[DE_FTYPE];
 	x.num2 = want;
 	if (de[DE_FTYPE] != want && fix_problem(c, SUFS_PR_ENTRY_FTYPE, &x)) {
+		dir_changing(c, modified);
 		de[DE_FTYPE] = (uint8_t)want;
-		*modified = 1;
 	}
 	count_link(c, ino);
 	d->entries++;
 	note_snap_name(c, d, ino, name);
+	if (c->nflagged)
+		flagged_name(c, d->ino, ino, de);
 	return 0;
 }
 
@@ -1789,6 +2074,7 @@ static int check_dir_block(struct chk *c, struct dirinfo *d, uint64_t lblk, uint
 		return rc;
 	blk = b->data;
 	tail = blk + end;
+	c->cur_buf = b;
 	/* the cache checked it when it read it, unless it has changed since */
 	csum_ok = b->csum_known ? !b->csum_bad :
 		  get32(tail) == DIR_TAIL_MAGIC &&
@@ -1803,12 +2089,12 @@ static int check_dir_block(struct chk *c, struct dirinfo *d, uint64_t lblk, uint
 			buf_put(fs, b);
 			return 0;
 		}
+		dir_changing(c, &modified);
 		dir_salvage(blk, bsize, bad);
-		modified = 1;
 		csum_ok = 1; /* sealed again when written */
 	}
 	if (!csum_ok && fix_problem(c, SUFS_PR_DIR_CSUM, &x))
-		modified = 1;
+		dir_changing(c, &modified);
 	c->cur_pblk = pblk;
 	c->cur_blk = blk;
 	off = 0;
@@ -1824,8 +2110,8 @@ static int check_dir_block(struct chk *c, struct dirinfo *d, uint64_t lblk, uint
 		if (get32(de + DE_INO) && (rc = check_entry(c, d, de, &modified)) != 0) {
 			if (rc < 0)
 				break;
+			dir_changing(c, &modified);
 			put32(de + DE_INO, 0);
-			modified = 1;
 			rc = 0;
 		}
 		off += reclen;
@@ -2302,6 +2588,16 @@ static int pass3(struct chk *c)
 
 /* ---- pass 4: reference counts -------------------------------------------- */
 
+static int snap_slot_of(struct chk *c, uint32_t ino);
+
+/* A snapshot file no slot names and no name reaches: a crash while one
+ * was taken (its flag on disk, its name in /.snap not yet), which
+ * snap_orphans() removes as one with a name. */
+static int snap_orphan_unnamed(struct chk *c, uint32_t ino, const struct sufs_inode *in)
+{
+	return S_ISREG(in->mode) && (in->flags & SUFS_IFLAG_SNAPSHOT) && !snap_slot_of(c, ino);
+}
+
 static int pass4(struct chk *c)
 {
 	struct sufs_fs *fs = c->fs;
@@ -2321,6 +2617,8 @@ static int pass4(struct chk *c)
 			break;
 		n = c->links[ino];
 		x = (struct pctx){ .ino = ino, .num = in.size };
+		if (n == 0 && snap_orphan_unnamed(c, ino, &in))
+			continue; /* snap_orphans() removes it */
 		if (n == 0 && c->ftype[ino] != SUFS_FT_DIR) {
 			/* no name and no link: a removal whose freeing did not
 			 * finish, a leak to clear whatever it holds */
@@ -2666,7 +2964,7 @@ static const char *snap_slot_problem(struct chk *c, uint32_t i)
  * file system, named in /.snap) that no other slot names, and which reads
  * as this file system was (its superblock and descriptors, and a copy of
  * every block bitmap).  A slot that does not is cleared: its file, if any,
- * stays, a plain file (sufs-snap delete removes one in /.snap).
+ * is then one that no slot names (snap_orphans()).
  */
 static int check_snap_slots(struct chk *c)
 {
@@ -2709,9 +3007,74 @@ static int check_snap_slots(struct chk *c)
 		if (fix_problem(c, code, &x)) {
 			memset(&fs->sb.snap[i], 0, sizeof(fs->sb.snap[i]));
 			fs->sb_dirty = 1;
+			snap_remove_active(fs, i);
 		}
 	}
 	return 0;
+}
+
+static int snap_slot_of(struct chk *c, uint32_t ino)
+{
+	uint32_t i;
+
+	for (i = 0; i < SUFS_SNAP_SLOTS; i++)
+		if (c->fs->sb.snap[i].ino == ino)
+			return 1;
+	return 0;
+}
+
+/*
+ * Files with the snapshot flag that no slot names.  The slot is written
+ * last when a snapshot is taken and cleared first when one is deleted
+ * (snap.c), so a crash in either leaves such a file in /.snap: a leak.  It
+ * is removed, its name and its blocks with it, as sufs-snap delete would.
+ * One whose slot was cleared above goes the same way, and so does one no
+ * name reaches (its flag reached the disk, its name not; pass 4 leaves it
+ * here) or whose /.snap no name reaches.  One named more than once is no
+ * longer the snapshots' to remove, and no crash leaves it so: it stays, a
+ * plain file without the flag.
+ */
+static int snap_orphans(struct chk *c)
+{
+	struct sufs_inode in;
+	struct buf *b;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < c->nflagged && !rc && c->stop == GOING; i++) {
+		const struct flagged *f = &c->flagged[i];
+		struct pctx x = { .ino = f->ino, .dir = f->dir, .str = f->name };
+
+		if (c->ftype[f->ino] != SUFS_FT_REG || snap_slot_of(c, f->ino))
+			continue;
+		rc = inode_load(c->fs, f->ino, &in);
+		if (rc == -SUFS_ECHECKSUM)
+			rc = 0;  /* pass 1 asked about it */
+		if (rc || !(in.flags & SUFS_IFLAG_SNAPSHOT))
+			continue;
+		if (c->links[f->ino] > 1) {
+			/* no crash names one twice: damage; it stays a plain file */
+			if (fix_problem(c, SUFS_PR_SNAP_FLAG, &x)) {
+				in.flags &= ~SUFS_IFLAG_SNAPSHOT;
+				rc = inode_store(c->fs, f->ino, &in, UPD_INODEDEP, NULL, NULL);
+			}
+			continue;
+		}
+		if (!fix_problem(c, SUFS_PR_SNAP_ORPHAN, &x))
+			continue;
+		if (c->links[f->ino] == 1) {
+			rc = buf_get(c->fs, f->name_blk, BUF_DIR, &b);
+			if (rc)
+				break;
+			if (get32(b->data + f->name_off + DE_INO) == f->ino) {
+				buf_update(c->fs, b, f->name_off, 4, UPD_DIRREM, NULL);
+				put32(b->data + f->name_off + DE_INO, 0);
+			}
+			buf_put(c->fs, b);
+		}
+		rc = clear_inode(c, f->ino, &in);
+	}
+	return rc;
 }
 
 /* ---- one run ------------------------------------------------------------- */
@@ -2748,6 +3111,14 @@ static void chk_free(struct chk *c)
 	free(c->scratch);
 	free(c->held);
 	free(c->snapclaims);
+	free(c->past);
+	free(c->pastmap);
+	free(c->flagged);
+	c->flagged = NULL;
+	c->nflagged = c->capflagged = 0;
+	c->past = NULL;
+	c->pastmap = NULL;
+	c->npast = c->cappast = 0;
 	names_free(&c->names);
 	c->snapclaims = NULL;
 	c->nsnapclaims = c->capsnapclaims = 0;
@@ -2775,6 +3146,8 @@ static int run_passes(struct chk *c, int backup)
 	check_groups(c);
 	begin_pass(c, 1, pass_names[1]);
 	rc = pass1(c);
+	if (!rc)
+		rc = past_judge(c);
 	if (!rc && c->ndups) {
 		begin_pass(c, 1, "blocks claimed twice (1b)");
 		rc = pass1b(c);
@@ -2792,6 +3165,8 @@ static int run_passes(struct chk *c, int backup)
 		rc = pass4(c);
 		if (!rc)
 			rc = check_snap_slots(c);
+		if (!rc)
+			rc = snap_orphans(c);
 	}
 	if (!rc) {
 		begin_pass(c, 5, pass_names[5]);

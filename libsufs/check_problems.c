@@ -11,6 +11,10 @@
  * high, summaries that lag behind the bitmaps, names not yet written for
  * new inodes.
  *
+ * A leak row that a broken rule could also produce would be a blind spot
+ * of the crash harness, which trusts this table: doc/CRASH.md ("Can a
+ * leak hide a broken rule?") answers the question for every LEAK row.
+ *
  * Placeholders in the templates (check.c fills them in):
  *   %i  the inode        %j  another inode     %d  a directory inode
  *   %b  a block          %B  a block range (blk, or blk-blk2)
@@ -55,9 +59,16 @@ static const struct sufs_problem_def table[] = {
 	ROW(SUFS_PR_BAD_BLOCK, "bad_block", 1, 0, "Clear",
 	    "inode %i block #%n points to %b, outside the data area"),
 	/* a partly truncated file (the size went out before the cleared
-	 * pointers): blocks nothing can read, a leak as fsck_ffs -p sees it */
+	 * pointers): blocks nothing can read, a leak as fsck_ffs -p sees it,
+	 * but only when all it maps is marked in use and nobody else's */
 	ROW(SUFS_PR_BLOCK_PAST_SIZE, "block_past_size", 1, LEAK, "Clear",
 	    "inode %i maps block #%n (%b) past its size %m"),
+	/* the same where a block under the pointer was freed or reused: the
+	 * pointer outlived its block (rule 2 broken), no leak */
+	ROW(SUFS_PR_PAST_SIZE_FREE, "past_size_free", 1, 0, "Clear",
+	    "inode %i maps block #%n (%b) past its size %m, and %s is marked free"),
+	ROW(SUFS_PR_PAST_SIZE_CLAIMED, "past_size_claimed", 1, 0, "Clear",
+	    "inode %i maps block #%n (%b) past its size %m, and %s is in use elsewhere"),
 	ROW(SUFS_PR_BLOCKS_COUNT, "blocks_count", 1, LEAK, "Fix",
 	    "inode %i block count is %n, should be %m"),
 	ROW(SUFS_PR_BAD_SYMLINK, "bad_symlink", 1, 0, "Clear",
@@ -144,6 +155,12 @@ static const struct sufs_problem_def table[] = {
 	    "inode %i link count is %n, should be %m"),
 	ROW(SUFS_PR_LINKS_LOW, "links_low", 4, 0, "Fix",
 	    "inode %i link count is %n, should be %m"),
+	/* the slot is written last when a snapshot is taken, and cleared
+	 * first when one is deleted: a crash in either */
+	ROW(SUFS_PR_SNAP_ORPHAN, "snap_orphan", 4, LEAK, "Remove",
+	    "inode %i is a snapshot file that no slot names (one being taken or deleted)"),
+	ROW(SUFS_PR_SNAP_FLAG, "snap_flag", 4, 0, "Clear the flag",
+	    "inode %i has the snapshot flag, no slot names it, and it has more than one name"),
 
 	ROW(SUFS_PR_BLOCKS_LEAKED, "blocks_leaked", 5, LEAK, "Free",
 	    "block %B marked in use but used by nothing"),

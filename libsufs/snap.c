@@ -141,7 +141,7 @@ void snap_unload(struct sufs_fs *fs)
 	fs->nsnaps = 0;
 }
 
-static int snap_remove_active(struct sufs_fs *fs, unsigned slot)
+int snap_remove_active(struct sufs_fs *fs, unsigned slot)
 {
 	unsigned i;
 
@@ -971,6 +971,27 @@ int sufs_snap_delete(struct sufs_fs *fs, const char *name)
 	if (!err)
 		err = sufs_sync(fs);
 	return err;
+}
+
+/*
+ * A snapshot file that no slot names (a crash while one was taken or
+ * deleted, fsck.sufs's snap_orphan) goes, its name (name in dir; dir 0:
+ * it has none) with it, if it still is such a file named so.  0 when there
+ * was nothing to do.
+ */
+int snap_remove_orphan(struct sufs_fs *fs, uint32_t ino, uint32_t dir, const char *name)
+{
+	struct sufs_inode in;
+	uint32_t named;
+
+	if (slot_of(fs, ino) >= 0 || inode_load(fs, ino, &in) || !(in.flags & SUFS_IFLAG_SNAPSHOT) ||
+	    !S_ISREG(in.mode))
+		return 0;
+	if (!dir)
+		return in.links <= 1 ? ops_release_inode(fs, ino) : 0;
+	if (sufs_lookup(fs, dir, name, strlen(name), &named) || named != ino)
+		return 0;
+	return sufs_unlink(fs, dir, name, strlen(name));
 }
 
 /* ---- the view ----------------------------------------------------------------- */

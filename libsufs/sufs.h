@@ -718,6 +718,8 @@ enum sufs_problem_code {
 	SUFS_PR_ROOT_NOT_DIR       = 0x010d,
 	SUFS_PR_DIR_SIZE_PAST_END  = 0x010e,
 	SUFS_PR_FILE_SIZE_PAST_MAX = 0x010f,
+	SUFS_PR_PAST_SIZE_FREE     = 0x0110,
+	SUFS_PR_PAST_SIZE_CLAIMED  = 0x0111,
 	/* pass 1b: blocks claimed twice */
 	SUFS_PR_DUP_BLOCK          = 0x0151,
 	SUFS_PR_DUP_CLEAR          = 0x0152,
@@ -751,6 +753,8 @@ enum sufs_problem_code {
 	SUFS_PR_UNATTACHED_CLEAR   = 0x0403,
 	SUFS_PR_LINKS_HIGH         = 0x0404,
 	SUFS_PR_LINKS_LOW          = 0x0405,
+	SUFS_PR_SNAP_ORPHAN        = 0x0406,
+	SUFS_PR_SNAP_FLAG          = 0x0407,
 	/* pass 5: bitmaps and summaries */
 	SUFS_PR_BLOCKS_LEAKED      = 0x0501,
 	SUFS_PR_BLOCKS_UNMARKED    = 0x0502,

@@ -440,6 +440,10 @@ struct snap;
 int snap_load(struct sufs_fs *fs);
 void snap_unload(struct sufs_fs *fs);
 int snap_is_file(const struct sufs_fs *fs, uint32_t ino);
+int snap_remove_orphan(struct sufs_fs *fs, uint32_t ino, uint32_t dir, const char *name);
+/* The snapshot of a slot just cleared is no longer kept: nothing more is
+ * copied into it (-ENOENT: none was). */
+int snap_remove_active(struct sufs_fs *fs, unsigned slot);
 /* Why inode in, named by a slot, is not a snapshot file (a regular file
  * with the snapshot flag, as large as the file system); NULL when it is. */
 const char *snap_file_problem(const struct sufs_fs *fs, const struct sufs_inode *in);

@@ -176,12 +176,21 @@ static struct sufs_dev *new_dev(const struct sufs_dev_ops *ops, void *priv, uint
 
 /* What a record says: path names this (type, mode, size, links, bytes);
  * path is a directory with these names; inode ino is this (by number);
- * the entry `path` (a name) in directory parent names inode ino. */
-enum exp_kind { EXP_PATH, EXP_NAMES, EXP_INODE, EXP_ENTRY };
+ * the entry `path` (a name) in directory parent names inode ino; inode
+ * ino, made durable and then renamed (once or more), is named by one of
+ * the names it had since (its aliases): rule 3 keeps one of them. */
+enum exp_kind { EXP_PATH, EXP_NAMES, EXP_INODE, EXP_ENTRY, EXP_RENAMED };
+
+struct alias {
+	uint32_t dir;
+	char *name;
+};
 
 struct expect {
 	enum exp_kind kind;
 	char *path;                       /* EXP_ENTRY: the name */
+	struct alias *aliases;            /* EXP_RENAMED */
+	unsigned naliases;
 	uint32_t parent;                  /* EXP_ENTRY: the directory */
 	uint32_t chain[MAX_DEPTH];        /* inodes from the root's to the path's */
 	unsigned depth;
@@ -192,11 +201,15 @@ struct expect {
 };
 
 /* A snapshot taken in the run: a hash of the whole tree when it was taken
- * (its view must show that tree in every state that has it). */
+ * (its view must show that tree in every state that has it), and from
+ * when on it must be there: every state past the barrier that wrote its
+ * slot has it, until its deletion begins (a crash never loses a snapshot
+ * whole, nor leaves one that a leak repair would remove). */
 struct snaprec {
 	char *name;
 	uint64_t hash;
 	unsigned barrier;                 /* the barrier that wrote its slot */
+	size_t until;                     /* writes before its deletion began */
 };
 
 struct oracle {
@@ -330,6 +343,15 @@ static int path_chain(struct sufs_fs *fs, const char *path, uint32_t *chain, uns
 	}
 }
 
+static void aliases_free(struct alias *v, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+}
+
 static int expect_add(struct oracle *o, const struct expect *x)
 {
 	size_t i;
@@ -337,8 +359,9 @@ static int expect_add(struct oracle *o, const struct expect *x)
 	/* a record that still holds and says the same holds from earlier */
 	for (i = 0; i < o->n; i++) {
 		const struct expect *y = &o->e[i];
-		if (y->until == SIZE_MAX && y->kind == x->kind && y->ino == x->ino &&
-		    y->parent == x->parent && y->mode == x->mode && y->links == x->links &&
+		if (y->until == SIZE_MAX && y->kind == x->kind && x->kind != EXP_RENAMED &&
+		    y->ino == x->ino && y->parent == x->parent && y->mode == x->mode &&
+		    y->links == x->links &&
 		    y->size == x->size && y->hash == x->hash && strcmp(y->path, x->path) == 0)
 			return 0;
 	}
@@ -348,7 +371,7 @@ static int expect_add(struct oracle *o, const struct expect *x)
 	o->e[o->n].path = strdup(x->path);
 	if (!o->e[o->n].path)
 		return -ENOMEM;
-	o->n++;
+	o->n++;  /* the aliases, if any, are the record's now */
 	return 0;
 }
 
@@ -530,6 +553,7 @@ static int snaprec_add(struct oracle *o, const char *name, uint64_t hash, unsign
 	if (!o->snaps[o->nsnaps].name)
 		return -ENOMEM;
 	o->snaps[o->nsnaps].hash = hash;
+	o->snaps[o->nsnaps].until = SIZE_MAX;
 	o->snaps[o->nsnaps++].barrier = barrier;
 	return 0;
 }
@@ -537,14 +561,15 @@ static int snaprec_add(struct oracle *o, const char *name, uint64_t hash, unsign
 /* An operation is about to act on these inodes (its paths' own) and on the
  * names in these directories (its paths' parents): the records of paths
  * through those inodes, and of the lists of names of those directories,
- * stop holding for states with any write from now on (writes so far: nw). */
+ * stop holding for states with any write from now on (writes so far: nw);
+ * of the first nrecords records (those the operation found). */
 static void expect_end(struct oracle *o, const uint32_t *inos, unsigned ninos,
-		       const uint32_t *dirs, unsigned ndirs, size_t nw)
+		       const uint32_t *dirs, unsigned ndirs, size_t nw, size_t nrecords)
 {
 	size_t i;
 	unsigned j, k;
 
-	for (i = 0; i < o->n; i++) {
+	for (i = 0; i < nrecords; i++) {
 		struct expect *x = &o->e[i];
 		if (x->until != SIZE_MAX)
 			continue;
@@ -563,8 +588,10 @@ static void oracle_free(struct oracle *o)
 {
 	size_t i;
 
-	for (i = 0; i < o->n; i++)
+	for (i = 0; i < o->n; i++) {
 		free(o->e[i].path);
+		aliases_free(o->e[i].aliases, o->e[i].naliases);
+	}
 	free(o->e);
 	for (i = 0; i < o->nsnaps; i++)
 		free(o->snaps[i].name);
@@ -583,19 +610,87 @@ struct harness {
 	uint64_t *reported;               /* violations reported in full, by every job */
 };
 
+static int alias_add(struct alias **v, unsigned *n, uint32_t dir, const char *name, size_t len)
+{
+	struct alias *p = realloc(*v, (*n + 1) * sizeof(**v));
+
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	p[*n].dir = dir;
+	p[*n].name = strndup(name, len);
+	if (!p[*n].name)
+		return -ENOMEM;
+	(*n)++;
+	return 0;
+}
+
+/*
+ * A rename of a file made durable: from now on one of the names it had
+ * since it was (the old one, the new one, and those of renames before this
+ * one that no sync has settled) names it in every state, until another
+ * operation acts on it.  Called before the records of the line end, so
+ * that it sees those of earlier renames.  0 when the file is not durable
+ * (no record of it holds) or the rename will fail.
+ */
+static int expect_renamed(struct oracle *o, struct sufs_fs *fs, const char *from, const char *to,
+			  unsigned barrier)
+{
+	struct expect x = { .kind = EXP_RENAMED, .barrier = barrier, .until = SIZE_MAX,
+			    .depth = 1, .path = (char *)"" };
+	uint32_t root = sufs_get_super(fs)->root_ino, dir, dir2;
+	const char *name, *name2;
+	size_t len, len2, i;
+	unsigned k;
+	int durable = 0, rc;
+
+	if (sufs_namei(fs, root, from, 0, &x.ino) ||
+	    sufs_namei_parent(fs, root, from, &dir, &name, &len) ||
+	    sufs_namei_parent(fs, root, to, &dir2, &name2, &len2))
+		return 0;
+	x.chain[0] = x.ino;
+	rc = alias_add(&x.aliases, &x.naliases, dir, name, len);
+	if (!rc)
+		rc = alias_add(&x.aliases, &x.naliases, dir2, name2, len2);
+	for (i = 0; i < o->n && !rc; i++) {
+		const struct expect *y = &o->e[i];
+		if (y->until != SIZE_MAX || y->kind == EXP_NAMES || y->ino != x.ino)
+			continue;
+		durable = 1;
+		for (k = 0; k < y->naliases && !rc; k++)
+			rc = alias_add(&x.aliases, &x.naliases, y->aliases[k].dir,
+				       y->aliases[k].name, strlen(y->aliases[k].name));
+	}
+	if (!rc && durable)
+		rc = expect_add(o, &x);
+	if (rc || !durable)
+		aliases_free(x.aliases, x.naliases);
+	return rc;
+}
+
 /* Before a line runs: what it will act on. */
-static void before_line(struct harness *h, struct sufs_fs *fs, const char *line)
+static int before_line(struct harness *h, struct sufs_fs *fs, const char *line)
 {
 	struct script_line sl;
 	uint32_t inos[4], dirs[2], root = sufs_get_super(fs)->root_ino, ino;
+	size_t n;
 	unsigned ninos = 0, ndirs = 0;
 	const char *name;
 	size_t len;
 	int i;
 
+	int rc = 0;
+
 	if (script_line_parse(line, &sl) || !sl.op || strcmp(sl.op, "fsync") == 0) {
 		script_line_free(&sl);
-		return;
+		return 0;
+	}
+	if (strcmp(sl.op, "snapdelete") == 0 && sl.arg0) {
+		size_t k;
+		for (k = 0; k < h->oracle.nsnaps; k++)
+			if (h->oracle.snaps[k].until == SIZE_MAX &&
+			    strcmp(h->oracle.snaps[k].name, sl.arg0) == 0)
+				h->oracle.snaps[k].until = h->log.nw;
 	}
 	if (strcmp(sl.op, "snapshot") == 0 || strcmp(sl.op, "snapdelete") == 0) {
 		/* it acts on /.snap, and on the root when it makes /.snap */
@@ -611,8 +706,14 @@ static void before_line(struct harness *h, struct sufs_fs *fs, const char *line)
 		if (!sufs_namei_parent(fs, root, sl.path[i], &ino, &name, &len))
 			dirs[ndirs++] = ino;
 	}
-	expect_end(&h->oracle, inos, ninos, dirs, ndirs, h->log.nw);
+	/* the rename's record goes in after the others end, so that it
+	 * holds on; it counts as the same operation's: it ends none */
+	n = h->oracle.n;
+	if (strcmp(sl.op, "rename") == 0 && sl.npaths == 2)
+		rc = expect_renamed(&h->oracle, fs, sl.path[0], sl.path[1], (unsigned)h->log.nbar);
+	expect_end(&h->oracle, inos, ninos, dirs, ndirs, h->log.nw, n);
 	script_line_free(&sl);
+	return rc;
 }
 
 /* After a line ran: what it made durable. */
@@ -788,8 +889,10 @@ static int run_workload(struct harness *h)
 			st = CRASH_EXIT_SCRIPT;
 			break;
 		}
-		before_line(h, fs, line);
-		if (script_exec_line(fs, line, &ctx, err, sizeof(err)) != SCRIPT_OK) {
+		if ((rc = before_line(h, fs, line)) != 0) {
+			errmsg("the oracle, before line %" PRIu64 ": %s", lineno, sufs_strerror(rc));
+			st = CRASH_EXIT_IO;
+		} else if (script_exec_line(fs, line, &ctx, err, sizeof(err)) != SCRIPT_OK) {
 			errmsg("%s:%" PRIu64 ": %s", shown(h->workload), lineno, err);
 			st = CRASH_EXIT_SCRIPT;
 		} else if ((rc = after_line(h, fs, line, &ctx)) != 0) {
@@ -1130,9 +1233,10 @@ static int run_check(struct sufs_dev *dev, unsigned flags, struct findings *fd,
 		     struct sufs_check_result *r);
 
 /* Every snapshot the state has: its view checks clean and shows the tree
- * as it was when it was taken.  0, or 1 with why filled in. */
-static int snaps_check(struct harness *h, struct sufs_fs *fs, unsigned barriers, char *why,
-		       size_t size, uint64_t *checked)
+ * as it was when it was taken; and every one it must have, it has.  0, or
+ * 1 with why filled in. */
+static int snaps_check(struct harness *h, struct sufs_fs *fs, unsigned barriers, size_t hi,
+		       char *why, size_t size, uint64_t *checked)
 {
 	struct sufs_snap_info list[SUFS_SNAP_SLOTS];
 	struct sufs_check_result r;
@@ -1192,6 +1296,21 @@ static int snaps_check(struct harness *h, struct sufs_fs *fs, unsigned barriers,
 			return 1;
 		}
 	}
+	/* and every snapshot whose slot is on disk, and whose deletion has not
+	 * begun, is there */
+	for (k = 0; k < h->oracle.nsnaps; k++) {
+		rec = &h->oracle.snaps[k];
+		if (rec->barrier > barriers || hi > rec->until)
+			continue;
+		(*checked)++;
+		for (i = 0; i < n && strcmp(list[i].name, rec->name) != 0; i++)
+			;
+		if (i == n) {
+			snprintf(why, size, "snapshot %.255s: taken (its slot on disk after barrier "
+				 "%u), and gone", rec->name, rec->barrier);
+			return 1;
+		}
+	}
 	return 0;
 }
 
@@ -1224,6 +1343,21 @@ static int oracle_check(struct harness *h, struct view *v, unsigned barriers, si
 		if (x->barrier > barriers || hi > x->until)
 			continue;
 		(*checked)++;
+		if (x->kind == EXP_RENAMED) {
+			unsigned k;
+			for (k = 0; k < x->naliases; k++)
+				if (!sufs_lookup(fs, x->aliases[k].dir, x->aliases[k].name,
+						 strlen(x->aliases[k].name), &ino) && ino == x->ino)
+					break;
+			if (k < x->naliases)
+				continue;
+			snprintf(why, size, "inode %" PRIu32 " ('%s' in directory inode %" PRIu32
+				 "), made durable, then renamed to '%s' in directory inode %" PRIu32
+				 ": no name it had since names it", x->ino, x->aliases[0].name,
+				 x->aliases[0].dir, x->aliases[1].name, x->aliases[1].dir);
+			bad = 1;
+			break;
+		}
 		if (x->kind == EXP_INODE) {
 			ino = x->ino;
 			rc = 0;
@@ -1275,7 +1409,7 @@ static int oracle_check(struct harness *h, struct view *v, unsigned barriers, si
 		}
 	}
 	if (!bad)
-		bad = snaps_check(h, fs, barriers, why, size, checked);
+		bad = snaps_check(h, fs, barriers, hi, why, size, checked);
 	sufs_close(fs);
 	return bad;
 }

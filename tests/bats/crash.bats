@@ -101,6 +101,27 @@ crash() {
 	assert_failure 16
 }
 
+@test "breaking rule 3 on a file made durable is caught by the oracle, though the inode it leaves unnamed is a leak to fsck" {
+	printf '%s\n' "create /a" "write /a 0 5000 1" "mkdir /dd" "sync" "rename /a /dd/b" >"$T/w"
+	crash --crash-check --break-rule 3 "$BASE" "$T/w"
+	assert_failure 16
+	[[ $stderr == *"('a' in directory inode 2), made durable, then renamed to 'b' in directory inode "*": no name it had since names it"* ]]
+	assert_output --partial "unattached"
+	crash --crash-check "$BASE" "$T/w"
+	assert_success
+	assert_output --regexp " 0 violations"
+}
+
+@test "the oracle: a file renamed again before a sync is named by one of its names" {
+	printf '%s\n' "create /a" "write /a 0 5000 1" "mkdir /dd" "sync" "rename /a /dd/b" \
+		"rename /dd/b /c" "rename /c /dd/e" >"$T/w"
+	crash --crash-check "$BASE" "$T/w"
+	assert_success
+	assert_output --regexp " 0 violations"
+	crash --crash-check --break-rule 3 "$BASE" "$T/w"
+	assert_failure 16
+}
+
 @test "the oracle: what fsync made durable is checked in later states" {
 	printf '%s\n' "create /new" "write /new 0 5000 9" "fsync /new" \
 		"create /other" "write /other 0 100 1" >"$T/w"

@@ -63,6 +63,18 @@ corpus() {
 	corpus f_block_past_size
 }
 
+@test "f_past_size_free: a file maps a block past its size that is marked free: no leak" {
+	corpus f_past_size_free
+}
+
+@test "f_past_size_claimed: a file maps a block past its size that another file owns: no leak" {
+	corpus f_past_size_claimed
+}
+
+@test "f_past_size_ind_free: an indirect block past a file's size maps a block marked free: no leak" {
+	corpus f_past_size_ind_free
+}
+
 @test "f_blocks_count: an inode's block count is wrong" {
 	corpus f_blocks_count
 }
@@ -351,6 +363,14 @@ corpus() {
 	corpus f_symlink_nul
 }
 
+@test "f_symlink_slow_nul: a slow symbolic link whose block is zeros" {
+	corpus f_symlink_slow_nul
+}
+
+@test "f_symlink_slow_tail: a slow symbolic link whose block holds bytes after its target" {
+	corpus f_symlink_slow_tail
+}
+
 @test "f_symlink_fast_blocks: a fast symbolic link that counts a block" {
 	corpus f_symlink_fast_blocks
 }
@@ -377,4 +397,12 @@ corpus() {
 
 @test "f_zero_mode: an inode in use has mode 0" {
 	corpus f_zero_mode
+}
+
+@test "f_snap_orphan: a crash while a snapshot was taken leaves its file and no slot: a leak, removed" {
+	corpus f_snap_orphan
+}
+
+@test "f_snap_flag: a file of two names with the snapshot flag and no slot keeps its names and loses the flag" {
+	corpus f_snap_flag
 }

@@ -127,6 +127,7 @@ edit() {
 # nested directories, symlinks, a fifo, a directory of twenty files.
 mkpop() {
 	local src=$T/src i
+	rm -rf "$src"
 	mkdir -p "$src/d1/d2" "$src/e"
 	echo hi >"$src/f1"
 	head -c 100000 /dev/zero | tr '\0' a >"$src/big"
@@ -816,6 +817,76 @@ $IMG: UNEXPECTED INCONSISTENCY; RUN fsck.sufs MANUALLY.
 @test "a block mapped past the size is cleared" {
 	damage_case iset /big size 4096
 	first_has "past its size 4096"
+}
+
+@test "a block past the size that is marked free is no leak: -L changes nothing, -p stops" {
+	mkpop
+	edit iset /big size 4096
+	edit bit block "$(edit iget /big b6)" 0
+	before=$(sha "$IMG")
+	run "$FSCK" -fL "$IMG"
+	assert_failure 4
+	assert_output --partial "past its size 4096, and that block is marked free"
+	assert_output --partial "nothing was changed"
+	[ "$(sha "$IMG")" = "$before" ]
+	# preen fixes the block count (a leak), then stops
+	run "$FSCK" -fp "$IMG"
+	assert_failure 5
+	assert_output --partial "UNEXPECTED INCONSISTENCY"
+	run "$FSCK" -fy "$IMG"
+	assert_failure 1
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+@test "a block past the size that another file owns is no leak, whichever inode comes first" {
+	# /f1's block in /big's tail, and /big's tail block in /f1's: one
+	# claimant comes before the pointer past the size, one after
+	mkpop
+	edit iset /big size 4096
+	edit iset /big b6 "$(edit iget /f1 b0)"
+	run "$FSCK" -fL "$IMG"
+	assert_failure 4
+	assert_output --partial "past its size 4096, and that block is in use elsewhere"
+	mkpop
+	edit iset /f1 size 0
+	edit iset /f1 b1 "$(edit iget /big b0)"
+	run "$FSCK" -fL "$IMG"
+	assert_failure 4
+	assert_output --partial "past its size 0, and that block is in use elsewhere"
+}
+
+@test "a slow symlink whose target is NULs, or has bytes after it, is cleared" {
+	mkpop
+	"$DEBUG" -w -R "zap_block -f /longsl 0" "$IMG"
+	run "$FSCK" -fn "$IMG"
+	assert_failure 4
+	assert_output --partial "is invalid (NUL in the target)"
+	mkpop
+	"$DEBUG" -w -R "zap_block -f /longsl 0 1000 1 0x41" "$IMG"
+	run "$FSCK" -fy "$IMG"
+	assert_failure 1
+	assert_output --partial "is invalid (bytes after the target)"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+@test "a snapshot file no slot names (a crash while it was taken) is a leak that -p and -L remove" {
+	for opt in -fp -fL; do
+		mkpop
+		echo "snapshot s1" | "$REPLAY" --crash-after-epoch 6 "$IMG" - 2>/dev/null || [ $? -eq 3 ]
+		run "$DEBUG" -R "stat /.snap/s1" "$IMG"
+		assert_success
+		run "$FSCK" "$opt" "$IMG"
+		assert_failure 1
+		run "$FSCK" -fn "$IMG"
+		assert_success
+		run "$DEBUG" -R "ls /.snap" "$IMG"
+		refute_line s1
+		# and the name is free for a snapshot again
+		run "$SNAP" create "$IMG" s1
+		assert_success
+	done
 }
 
 @test "an invalid file type clears the inode" {

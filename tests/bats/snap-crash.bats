@@ -21,6 +21,7 @@ setup() {
 create /s1
 write /s1 0 40K 1
 mkdir /sd
+mkdir /other
 create /sd/f
 write /sd/f 0 20K 2
 sync
@@ -33,6 +34,7 @@ write /sd/g 0 30K 4
 snapshot two
 rename /sd /sd2
 write /s1 0 10K 5
+rename /sd2 /other/sd3
 snapdelete one
 unlink /s1
 SCRIPT

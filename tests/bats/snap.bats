@@ -535,7 +535,7 @@ same_files() {
 	fsck_clean "$IMG"
 }
 
-@test "a damaged snapshot: info and export say so, fsck takes it out of its slot, delete removes it" {
+@test "a damaged snapshot: info and export say so, fsck takes it out of its slot and removes its file" {
 	mkimg "$IMG"
 	"$REPLAY" "$IMG" - <<<$'create /f\nwrite /f 0 64K 1'
 	"$SNAP" create "$IMG" s
@@ -556,12 +556,15 @@ same_files() {
 	assert_line --regexp "^Snapshot slot 0 \(inode [0-9]+\) does not read as this file system was \(its copy of the superblock: checksum does not match\)\.  Clear\? no$"
 	run "$FSCK" -fy "$IMG"
 	assert_failure 1
+	assert_line --regexp "^Inode [0-9]+ is a snapshot file that no slot names \(one being taken or deleted\)\.  Remove\? yes$"
 	fsck_clean "$IMG"
 	snap list "$IMG"
 	assert_output ""
 	snap delete "$IMG" s
-	assert_success
+	assert_failure 3
 	fsck_clean "$IMG"
+	run "$DEBUG" -R "ls /.snap" "$IMG"
+	refute_line s
 	# a damaged copy of the descriptors (block 1) is named as such
 	cp "$T/copy.img" "$T/gd.img"
 	"$DEBUG" -w -R "zap -f /.snap/s 1 8 1 255" "$T/gd.img"
