@@ -94,6 +94,7 @@ void fs_free_struct(struct sufs_fs *fs)
 	free(fs->zero);
 	free(fs->moved);
 	free(fs->parents);
+	free(fs->holds);
 	pthread_mutex_destroy(&fs->lock);
 	free(fs);
 }
@@ -364,17 +365,19 @@ int sufs_close(struct sufs_fs *fs)
 	int err = 0;
 
 	if (fs->flags & SUFS_OPEN_RDWR) {
-		/* clean only if it was: the leaks a crash left stay until a
-		 * check (the checker, opening with NOFLAGS, decides itself) */
-		if ((!(fs->flags & SUFS_OPEN_NOFLAGS) && fs->was_clean) || fs->sb_dirty ||
-		    fs->mkfs)
+		/* clean only if it was (or a background check left no leak): the
+		 * leaks a crash left stay until a check, however much is written
+		 * meanwhile (the checker, opening with NOFLAGS, decides itself) */
+		if ((!(fs->flags & SUFS_OPEN_NOFLAGS) && fs->was_clean) || fs->mkfs)
 			fs->sb.state |= SUFS_STATE_CLEAN;
 		/* a new file system went out whole before its superblock: it is
 		 * ready for the default mode */
 		fs->sb.write_mode = fs->mkfs ? SUFS_MODE_SOFTDEP : fs->mode;
 		if (fs->deps.failed)
 			fs->sb.flags |= SUFS_FLAG_NEEDS_FSCK;
-		err = write_all(fs);
+		err = ops_release_all(fs);
+		if (!err)
+			err = write_all(fs);
 		if (!err)
 			err = sufs_dev_barrier(fs->dev);
 		if (!err)
@@ -471,6 +474,11 @@ void sufs_set_writeback(struct sufs_fs *fs, unsigned dirty_percent, unsigned max
 	fs->dirty_percent = dirty_percent > 100 ? 100 : dirty_percent;
 	fs->max_age_ms = max_age_ms;
 	fs->cache.dirty_limit = fs->cache.limit * fs->dirty_percent / 100;
+}
+
+int sufs_writeback_due(struct sufs_fs *fs)
+{
+	return fs_op_end(fs, 0);
 }
 
 int sufs_test_break_rule(struct sufs_fs *fs, unsigned rule)

@@ -334,6 +334,8 @@ int sufs_namei_parent(struct sufs_fs *fs, uint32_t cwd, const char *path, uint32
 
 /* ---- freeing ------------------------------------------------------------------- */
 
+static uint32_t hold_count(const struct sufs_fs *fs, uint32_t ino);
+
 struct blist {
 	uint64_t *blk;
 	size_t n, cap;
@@ -433,7 +435,106 @@ int ops_release_inode(struct sufs_fs *fs, uint32_t ino)
 	struct sufs_inode in;
 	int err = load_live(fs, ino, &in);
 
+	if (!err && hold_count(fs, ino))
+		return 0; /* a file open and unlinked: its last release frees it */
 	return err ? err : inode_free(fs, ino, &in, NULL);
+}
+
+/* ---- files held open ----------------------------------------------------------- */
+
+/*
+ * A program that has a file open keeps it, as a process keeps an unlinked
+ * file on any Unix file system: its last name may go (its link count is
+ * then 0 on disk) while its inode and blocks stay until the last hold is
+ * released.  The holds are a sorted array of (inode, count).
+ */
+static size_t hold_slot(const struct sufs_fs *fs, uint32_t ino)
+{
+	size_t lo = 0, hi = fs->nholds;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (fs->holds[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static uint32_t hold_count(const struct sufs_fs *fs, uint32_t ino)
+{
+	size_t i = hold_slot(fs, ino);
+
+	return i < fs->nholds && fs->holds[i].ino == ino ? fs->holds[i].count : 0;
+}
+
+int sufs_hold(struct sufs_fs *fs, uint32_t ino)
+{
+	struct sufs_inode in;
+	size_t i;
+	int err = load_live(fs, ino, &in);
+
+	if (err)
+		return err;
+	i = hold_slot(fs, ino);
+	if (i < fs->nholds && fs->holds[i].ino == ino) {
+		if (fs->holds[i].count == UINT32_MAX)
+			return -EMFILE;
+		fs->holds[i].count++;
+		return 0;
+	}
+	if (fs->nholds == fs->capholds) {
+		size_t cap = fs->capholds ? 2 * fs->capholds : 64;
+		struct hold *p = realloc(fs->holds, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		fs->holds = p;
+		fs->capholds = cap;
+	}
+	memmove(&fs->holds[i + 1], &fs->holds[i], (fs->nholds - i) * sizeof(*fs->holds));
+	fs->holds[i] = (struct hold){ ino, 1 };
+	fs->nholds++;
+	return 0;
+}
+
+/* The last hold of a file no name reaches: it goes, with what it holds. */
+static int orphan_free(struct sufs_fs *fs, uint32_t ino)
+{
+	struct sufs_inode in;
+	int err = load_live(fs, ino, &in);
+
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	return in.links == 0 && !S_ISDIR(in.mode) ? inode_free(fs, ino, &in, NULL) : 0;
+}
+
+int sufs_release(struct sufs_fs *fs, uint32_t ino)
+{
+	size_t i = hold_slot(fs, ino);
+
+	if (i == fs->nholds || fs->holds[i].ino != ino)
+		return -EINVAL;
+	if (--fs->holds[i].count)
+		return 0;
+	memmove(&fs->holds[i], &fs->holds[i + 1], (fs->nholds - i - 1) * sizeof(*fs->holds));
+	fs->nholds--;
+	if (writable(fs))
+		return 0; /* read-only: nothing was unlinked */
+	return fs_op_end(fs, orphan_free(fs, ino));
+}
+
+/* At close: the files still held that no name reaches go. */
+int ops_release_all(struct sufs_fs *fs)
+{
+	int err = 0, e;
+
+	while (fs->nholds) {
+		uint32_t ino = fs->holds[--fs->nholds].ino;
+		if (writable(fs) == 0 && (e = orphan_free(fs, ino)) != 0 && !err)
+			err = e;
+	}
+	return err;
 }
 
 /* ---- creating names ---------------------------------------------------------- */
@@ -687,6 +788,8 @@ static int do_link(struct sufs_fs *fs, uint32_t ino, uint32_t dir, const char *n
 		return err;
 	if (S_ISDIR(in.mode))
 		return -EPERM;
+	if (in.links == 0)
+		return -ENOENT; /* unlinked, held open: gone for names */
 	if (in.links >= SUFS_LINK_MAX)
 		return -EMLINK;
 	err = dir_lookup(fs, dir, &din, name, len, &other);
@@ -724,7 +827,9 @@ static int drop_link(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, up
 	struct waits w = { 0 };
 
 	waits_add(&w, removal);
-	if (S_ISDIR(in->mode) || in->links <= 1)
+	/* a file still held open keeps its inode and blocks, with no link,
+	 * until sufs_release() (a crash leaves it as a leak) */
+	if (S_ISDIR(in->mode) || (in->links <= 1 && !hold_count(fs, ino)))
 		return inode_free(fs, ino, in, &w);
 	in->links--;
 	set_now(fs, in, 0, 0, 1);
@@ -1138,20 +1243,23 @@ int sufs_write(struct sufs_fs *fs, uint32_t ino, uint64_t off, const void *buf, 
 }
 
 /*
- * Cut the tree under ptr (an indirect block of the given level mapping
- * logical blocks from base) down to the blocks below keep.  Freed blocks go
- * to f; the pointer clearing in this block waits for nothing and goes into
- * w (the frees wait for it).  *whole says the block itself goes too.
+ * Cut out of the tree under ptr (an indirect block of the given level
+ * mapping logical blocks from base) the blocks of [lo, hi).  Freed blocks
+ * go to f; the pointer clearing in this block waits for nothing and goes
+ * into w (the frees wait for it).  *whole says the block itself goes too:
+ * all it maps lies in the range.  (A truncate cuts [keep, UINT64_MAX).)
  */
 static int trunc_tree(struct sufs_fs *fs, uint64_t ptr, int level, uint64_t base,
-		      uint64_t keep, struct freeing *f, struct waits *w, int *whole)
+		      uint64_t lo, uint64_t hi, struct freeing *f, struct waits *w, int *whole)
 {
 	uint64_t span = 1, child;
-	uint32_t i, first = UINT32_MAX;
+	uint32_t i, first = UINT32_MAX, last = 0;
 	struct buf *b;
 	int err, gone, l;
 
-	*whole = base >= keep;
+	for (l = 1; l < level; l++)
+		span *= fs->ptrs;
+	*whole = base >= lo && hi - base >= span * fs->ptrs;
 	if (*whole) {
 		struct sufs_inode one = { 0 };
 		one.mode = S_IFREG;
@@ -1161,11 +1269,12 @@ static int trunc_tree(struct sufs_fs *fs, uint64_t ptr, int level, uint64_t base
 	}
 	if (!block_in_range(fs, ptr))
 		return -SUFS_ECORRUPT;
-	for (l = 1; l < level; l++)
-		span *= fs->ptrs;
 	for (i = 0; i < fs->ptrs; i++) {
-		if (base + (i + 1) * span <= keep)
+		uint64_t start = base + i * span;
+		if (start + span <= lo || start >= hi)
 			continue;
+		if (start >= lo && hi - start >= span)
+			last = i; /* the last slot wholly in the range */
 		err = buf_get(fs, ptr, BUF_IND, &b);
 		if (err)
 			return err;
@@ -1177,7 +1286,7 @@ static int trunc_tree(struct sufs_fs *fs, uint64_t ptr, int level, uint64_t base
 			gone = 1;
 			err = blist_add(&f->blocks, child);
 		} else {
-			err = trunc_tree(fs, child, level - 1, base + i * span, keep, f, w, &gone);
+			err = trunc_tree(fs, child, level - 1, start, lo, hi, f, w, &gone);
 		}
 		if (err)
 			return err;
@@ -1188,66 +1297,50 @@ static int trunc_tree(struct sufs_fs *fs, uint64_t ptr, int level, uint64_t base
 		err = buf_get(fs, ptr, BUF_IND, &b);
 		if (err)
 			return err;
-		waits_add(w, buf_update(fs, b, 8 * first, fs->bsize - 8 * first, UPD_FREEBLKS,
+		waits_add(w, buf_update(fs, b, 8 * first, 8 * (last + 1 - first), UPD_FREEBLKS,
 					NULL));
-		memset(b->data + 8 * first, 0, fs->bsize - 8 * first);
+		memset(b->data + 8 * first, 0, 8 * (last + 1 - first));
 		buf_put(fs, b);
 	}
 	return 0;
 }
 
 /*
- * Truncate to size.  Growing leaves a hole.  Shrinking zeroes the tail of
- * the last block kept, clears the pointers to what goes, and frees those
- * blocks only once the cleared pointers are on disk (rule 2).
+ * Free the blocks of logical blocks [lo, hi) of an inode: their pointers
+ * are cleared now, the blocks go back once that is on disk (rule 2).  The
+ * inode's store (with whatever else the caller changed in it) is part of
+ * the same wait.
  */
-static int do_truncate(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint64_t size)
+static int free_range(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint64_t lo,
+		      uint64_t hi)
 {
-	uint64_t p = fs->ptrs, keep = (size + fs->bsize - 1) >> fs->bshift, pblk;
+	uint64_t p = fs->ptrs;
 	uint64_t first[3] = { SUFS_NDIR, SUFS_NDIR + p, SUFS_NDIR + p + p * p };
-	struct freeing *f;
+	struct freeing *f = calloc(1, sizeof(*f));
 	struct waits w = { 0 };
-	struct buf *b;
 	upd_id id;
-	uint32_t i, tail = (uint32_t)(size & (fs->bsize - 1));
-	int err, whole, before_blocks;
+	uint32_t i;
+	int err = 0, whole;
 
-	if (size >= in->size) {
-		in->size = size;
-		return 0;
-	}
-	if (tail && bmap_get(fs, in, keep - 1, &pblk) == 0 && pblk) {
-		err = buf_get(fs, pblk, BUF_DATA, &b);
-		if (err)
-			return err;
-		buf_update(fs, b, tail, fs->bsize - tail, UPD_DATA, NULL);
-		memset(b->data + tail, 0, fs->bsize - tail);
-		buf_put(fs, b);
-	}
-	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
-	for (i = 0; i < SUFS_NDIR; i++) {
-		if (i >= keep && in->block[i]) {
+	for (i = 0; i < SUFS_NDIR && !err; i++) {
+		if (i >= lo && i < hi && in->block[i]) {
 			err = blist_add(&f->blocks, in->block[i]);
-			if (err)
-				goto fail;
 			in->block[i] = 0;
 		}
 	}
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 3 && !err; i++) {
 		if (!in->block[SUFS_IND + i])
 			continue;
-		err = trunc_tree(fs, in->block[SUFS_IND + i], (int)i + 1, first[i], keep, f, &w,
+		err = trunc_tree(fs, in->block[SUFS_IND + i], (int)i + 1, first[i], lo, hi, f, &w,
 				 &whole);
-		if (err)
-			goto fail;
-		if (whole)
+		if (!err && whole)
 			in->block[SUFS_IND + i] = 0;
 	}
-	before_blocks = (int)f->blocks.n;
-	in->blocks = in->blocks > (uint64_t)before_blocks ? in->blocks - before_blocks : 0;
-	in->size = size;
+	if (err)
+		goto fail;
+	in->blocks = in->blocks > f->blocks.n ? in->blocks - f->blocks.n : 0;
 	set_now(fs, in, 0, 1, 1);
 	err = inode_store(fs, ino, in, UPD_FREEBLKS, NULL, &id);
 	if (err)
@@ -1258,6 +1351,96 @@ fail:
 	free(f->blocks.blk);
 	free(f);
 	return err;
+}
+
+/* Zero bytes [from, to) of the block of lblk, if it has one: a block
+ * partly in a range cut out keeps its other bytes. */
+static int zero_part(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk,
+		     uint32_t from, uint32_t to)
+{
+	uint64_t pblk;
+	struct buf *b;
+	int err;
+
+	if (from >= to || bmap_get(fs, in, lblk, &pblk) != 0 || !pblk)
+		return 0;
+	err = buf_get(fs, pblk, BUF_DATA, &b);
+	if (err)
+		return err;
+	buf_update(fs, b, from, to - from, UPD_DATA, NULL);
+	memset(b->data + from, 0, to - from);
+	buf_put(fs, b);
+	return 0;
+}
+
+/*
+ * Truncate to size.  Growing leaves a hole.  Shrinking zeroes the tail of
+ * the last block kept, clears the pointers to what goes, and frees those
+ * blocks only once the cleared pointers are on disk (rule 2).
+ */
+static int do_truncate(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint64_t size)
+{
+	uint64_t keep = (size + fs->bsize - 1) >> fs->bshift;
+	uint32_t tail = (uint32_t)(size & (fs->bsize - 1));
+	int err;
+
+	if (size >= in->size) {
+		in->size = size;
+		return 0;
+	}
+	if (tail && (err = zero_part(fs, in, keep - 1, tail, fs->bsize)) != 0)
+		return err;
+	in->size = size;
+	return free_range(fs, ino, in, keep, UINT64_MAX);
+}
+
+/*
+ * Punch a hole: bytes [off, off + len) read as zeros afterwards, the blocks
+ * wholly inside go back (once their pointers are cleared on disk), the
+ * size stays (fallocate's PUNCH_HOLE | KEEP_SIZE).
+ */
+static int do_punch(struct sufs_fs *fs, uint32_t ino, uint64_t off, uint64_t len)
+{
+	struct sufs_inode in;
+	uint64_t end, lo, hi, bmask = fs->bsize - 1;
+	int err = writable(fs);
+
+	if (!err)
+		err = load_mutable(fs, ino, &in);
+	if (err)
+		return err;
+	if (S_ISDIR(in.mode))
+		return -EISDIR;
+	if (!S_ISREG(in.mode))
+		return -EINVAL;
+	if (len == 0)
+		return 0;
+	end = len > UINT64_MAX - off ? UINT64_MAX : off + len;
+	if (end > in.size)
+		end = in.size; /* nothing past the end to zero */
+	if (off >= end)
+		return 0;
+	lo = (off + bmask) >> fs->bshift;           /* the first whole block */
+	hi = end == in.size ? (end + bmask) >> fs->bshift : end >> fs->bshift;
+	if ((off >> fs->bshift) == (end >> fs->bshift) && end != in.size) {
+		/* within one block */
+		err = zero_part(fs, &in, off >> fs->bshift, (uint32_t)(off & bmask),
+				(uint32_t)(end & bmask));
+	} else {
+		if (off & bmask)
+			err = zero_part(fs, &in, off >> fs->bshift, (uint32_t)(off & bmask),
+					fs->bsize);
+		if (!err && (end & bmask) && end != in.size)
+			err = zero_part(fs, &in, end >> fs->bshift, 0, (uint32_t)(end & bmask));
+	}
+	if (err)
+		return err;
+	return free_range(fs, ino, &in, lo, hi > lo ? hi : lo);
+}
+
+int sufs_punch(struct sufs_fs *fs, uint32_t ino, uint64_t off, uint64_t len)
+{
+	return fs_op_end(fs, do_punch(fs, ino, off, len));
 }
 
 /* Free the blocks an inode maps past its size (a leak the background check

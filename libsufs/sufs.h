@@ -496,6 +496,21 @@ int sufs_rename(struct sufs_fs *fs, uint32_t sdir, const char *sname, size_t sle
 		uint32_t ddir, const char *dname, size_t dlen);
 /* Truncate (grow or shrink) to size. */
 int sufs_truncate(struct sufs_fs *fs, uint32_t ino, uint64_t size);
+/* Punch a hole: bytes [off, off + len) read as zeros, the blocks wholly
+ * inside are freed, the size stays (fallocate's PUNCH_HOLE | KEEP_SIZE).
+ * Regular files only (-EISDIR, -EINVAL). */
+int sufs_punch(struct sufs_fs *fs, uint32_t ino, uint64_t off, uint64_t len);
+
+/*
+ * Files held open.  A file held keeps its inode and blocks after its last
+ * name goes (its link count is then 0), as a Unix process keeps a file it
+ * has open, until its last hold is released; sufs_close() releases what is
+ * still held.  A crash leaves such a file as a leak, which fsck.sufs and
+ * the background check free.  The background check never frees a file
+ * held.  Holds are counted; sufs_release() of an inode not held: -EINVAL.
+ */
+int sufs_hold(struct sufs_fs *fs, uint32_t ino);
+int sufs_release(struct sufs_fs *fs, uint32_t ino);
 
 /* Make the file's data, its inode and the names that reach it from the root
  * durable, writing no block that does not carry part of that. */
@@ -517,6 +532,10 @@ int sufs_set_mode(struct sufs_fs *fs, unsigned mode);
  * default 50) or when the oldest change is older than max_age_ms (default
  * 30000; 0: never by age). */
 void sufs_set_writeback(struct sufs_fs *fs, unsigned dirty_percent, unsigned max_age_ms);
+/* Write back what that policy says is due now.  The policy is otherwise
+ * applied at the end of each operation; a program that keeps a file system
+ * open while no operation comes (sufs-fuse) calls this from a timer. */
+int sufs_writeback_due(struct sufs_fs *fs);
 
 /*
  * For testing the crash harness only: break one of the three ordering rules

@@ -302,6 +302,8 @@ struct sufs_fs {
 	 * parent_note()): where fsync walks up from once that name is on disk */
 	struct parent_hint { uint32_t ino, dir; } *parents;
 	size_t nparents, capparents;    /* open addressing; capparents a power of 2 */
+	struct hold { uint32_t ino, count; } *holds; /* ops.c: files held open, sorted */
+	size_t nholds, capholds;
 	struct dirhash *dirhash[32];    /* indexes of large directories (dirhash.c) */
 	uint64_t dirhash_clock;
 	struct snap *snaps[SUFS_SNAP_SLOTS]; /* snap.c: the snapshots kept, oldest first */
@@ -433,6 +435,7 @@ int dir_block_check(const uint8_t *blk, uint32_t bsize, const char **why);
 
 /* ops.c, for the background check */
 int ops_release_inode(struct sufs_fs *fs, uint32_t ino);
+int ops_release_all(struct sufs_fs *fs);
 int ops_trim_inode(struct sufs_fs *fs, uint32_t ino);
 
 /* snap.c */

@@ -1182,6 +1182,21 @@ EOF2
 	assert_output --regexp 'Filesystem state: +not clean'
 }
 
+@test "an image a crash left not clean stays so through runs that change it, until a check" {
+	printf '%s\n' "$every_op" >"$T/script"
+	run "$REPLAY" --crash-after-write 10 "$IMG" "$T/script"
+	assert_failure 3
+	run "$REPLAY" "$IMG" - <<<$'mkdir /later\ncreate /later/f\nwrite /later/f 0 5000 1'
+	assert_success
+	run "$DUMP" -h "$IMG"
+	assert_output --regexp 'Filesystem state: +not clean'
+	# so preen checks it, not skips it
+	run "$FSCK" -p "$IMG"
+	[ "$status" -le 1 ]
+	run "$DUMP" -h "$IMG"
+	assert_output --regexp 'Filesystem state: +clean'
+}
+
 @test "--crash-after-write 0 leaves the image as it was" {
 	local before
 	before=$(sha "$IMG")

@@ -1958,6 +1958,187 @@ static void truncate_reports_eisdir_einval_efbig_and_enoent(void **state)
 	assert_pattern(fs, f, 0, 100, 9);
 }
 
+/* ---- files held open, holes punched ------------------------------------------------ */
+
+/* A full check of the closed image: its problems, each a leak or not. */
+static void check_image(struct tfs *t, unsigned flags, struct sufs_check_result *r)
+{
+	struct sufs_check_opts o = { .flags = flags | SUFS_CHECK_FORCE };
+
+	memset(r, 0, sizeof(*r));
+	assert_int_equal(sufs_check(t->path, &o, r), 0);
+}
+
+static void a_file_held_open_keeps_its_blocks_after_its_last_name_goes(void **state)
+{
+	struct tfs *t = *state;
+	uint64_t free0;
+	uint32_t f;
+	struct sufs_stat st;
+
+	remake_small_in_mode(t, 4u << 20, 0);
+	assert_int_equal(sufs_sync(t->fs), 0);
+	free0 = sufs_get_super(t->fs)->free_blocks;
+	f = create(t->fs, SUFS_ROOT_INO, "f");
+	write_pattern(t->fs, f, 0, 30 * 1024, 3);
+	assert_int_equal(sufs_hold(t->fs, f), 0);
+	assert_int_equal(sufs_hold(t->fs, f), 0);
+	assert_int_equal(sufs_unlink(t->fs, SUFS_ROOT_INO, "f", 1), 0);
+	assert_true(gone(t->fs, SUFS_ROOT_INO, "f"));
+	assert_int_equal(sufs_sync(t->fs), 0);
+	/* no name, no link, and everything still there: read, written */
+	st = stat_(t->fs, f);
+	assert_int_equal(st.links, 0);
+	assert_int_equal(st.size, 30 * 1024);
+	assert_pattern(t->fs, f, 0, 30 * 1024, 3);
+	write_pattern(t->fs, f, 30 * 1024, 2048, 4);
+	assert_pattern(t->fs, f, 30 * 1024, 2048, 4);
+	assert_int_equal(sufs_link(t->fs, f, SUFS_ROOT_INO, "again", 5), -ENOENT);
+	assert_int_equal(sufs_sync(t->fs), 0);
+	assert_true(sufs_get_super(t->fs)->free_blocks < free0 - 30);
+	/* the first release keeps it, the last frees it all */
+	assert_int_equal(sufs_release(t->fs, f), 0);
+	assert_int_equal(sufs_sync(t->fs), 0);
+	assert_int_equal(stat_(t->fs, f).links, 0);
+	assert_int_equal(sufs_release(t->fs, f), 0);
+	assert_int_equal(sufs_sync(t->fs), 0);
+	assert_int_equal(sufs_get_super(t->fs)->free_blocks, free0);
+	tu_assert_summaries(t->fs);
+	assert_int_equal(sufs_release(t->fs, f), -EINVAL);
+	assert_int_equal(sufs_hold(t->fs, f), -ENOENT);
+}
+
+static void a_file_held_open_and_named_stays_as_it_is(void **state)
+{
+	struct tfs *t = *state;
+	struct sufs_check_result r;
+	uint32_t f;
+
+	f = create(t->fs, SUFS_ROOT_INO, "f");
+	write_pattern(t->fs, f, 0, 5000, 1);
+	assert_int_equal(sufs_hold(t->fs, f), 0);
+	assert_int_equal(sufs_release(t->fs, f), 0);
+	assert_int_equal(stat_(t->fs, f).links, 1);
+	assert_pattern(t->fs, f, 0, 5000, 1);
+	/* a name, then a hold that close releases */
+	assert_int_equal(sufs_hold(t->fs, f), 0);
+	tu_close(t);
+	check_image(t, SUFS_CHECK_NO, &r);
+	assert_int_equal(r.problems, 0);
+}
+
+static void close_frees_the_files_held_that_no_name_reaches(void **state)
+{
+	struct tfs *t = *state;
+	struct sufs_check_result r;
+	uint64_t free0;
+	uint32_t f;
+
+	remake_small_in_mode(t, 4u << 20, 0);
+	assert_int_equal(sufs_sync(t->fs), 0);
+	free0 = sufs_get_super(t->fs)->free_blocks;
+	f = create(t->fs, SUFS_ROOT_INO, "f");
+	write_pattern(t->fs, f, 0, 20 * 1024, 2);
+	assert_int_equal(sufs_hold(t->fs, f), 0);
+	assert_int_equal(sufs_unlink(t->fs, SUFS_ROOT_INO, "f", 1), 0);
+	tu_reopen(t, SUFS_OPEN_RDWR);
+	assert_int_equal(sufs_get_super(t->fs)->free_blocks, free0);
+	assert_int_equal(sufs_stat(t->fs, f, &(struct sufs_stat){ 0 }), -ENOENT);
+	tu_close(t);
+	check_image(t, SUFS_CHECK_NO, &r);
+	assert_int_equal(r.problems, 0);
+}
+
+static void a_crash_with_a_file_held_and_unlinked_leaves_a_leak(void **state)
+{
+	struct tfs *t = *state;
+	struct sufs_check_result r;
+	uint32_t f;
+
+	f = create(t->fs, SUFS_ROOT_INO, "f");
+	write_pattern(t->fs, f, 0, 20000, 2);
+	assert_int_equal(sufs_hold(t->fs, f), 0);
+	assert_int_equal(sufs_unlink(t->fs, SUFS_ROOT_INO, "f", 1), 0);
+	assert_int_equal(sufs_sync(t->fs), 0);
+	crash(t);
+	assert_int_equal(stat_(t->fs, f).links, 0);
+	tu_close(t);
+	check_image(t, SUFS_CHECK_NO, &r);
+	assert_true(r.problems > 0);
+	assert_int_equal(r.nonleaks, 0);
+	check_image(t, SUFS_CHECK_LEAKS_ONLY | SUFS_CHECK_YES, &r);
+	check_image(t, SUFS_CHECK_NO, &r);
+	assert_int_equal(r.problems, 0);
+}
+
+static void punch_frees_the_blocks_of_a_range_and_zeroes_its_edges(void **state)
+{
+	struct tfs *t = *state;
+	struct sufs_check_result r;
+	uint64_t free0;
+	uint8_t buf[1024];
+	uint32_t f;
+	size_t done;
+	struct sufs_stat st;
+
+	remake_small_in_mode(t, 4u << 20, 0);
+	f = create(t->fs, SUFS_ROOT_INO, "f");
+	assert_int_equal(sufs_sync(t->fs), 0);
+	free0 = sufs_get_super(t->fs)->free_blocks;
+	/* 40 blocks of 1 KiB: 12 direct, 28 under the single indirect block */
+	write_pattern(t->fs, f, 0, 40 * 1024, 8);
+	assert_int_equal(stat_(t->fs, f).blocks, 41);
+	/* from the middle of block 5 to the middle of block 30: blocks 6-29 go */
+	assert_int_equal(sufs_punch(t->fs, f, 5 * 1024 + 100, 25 * 1024), 0);
+	st = stat_(t->fs, f);
+	assert_int_equal(st.size, 40 * 1024);
+	assert_int_equal(st.blocks, 41 - 24);
+	assert_pattern(t->fs, f, 0, 5 * 1024 + 100, 8);
+	assert_pattern(t->fs, f, 30 * 1024 + 100, 10 * 1024 - 100, 8);
+	for (uint64_t off = 5 * 1024 + 100; off < 30 * 1024 + 100; off += done) {
+		size_t want = 30 * 1024 + 100 - off < sizeof(buf) ? 30 * 1024 + 100 - off : sizeof(buf);
+		assert_int_equal(sufs_read(t->fs, f, off, buf, want, &done), 0);
+		assert_int_equal(done, want);
+		for (size_t i = 0; i < done; i++)
+			if (buf[i])
+				fail_msg("byte %llu is not zero", (unsigned long long)(off + i));
+	}
+	assert_int_equal(sufs_sync(t->fs), 0);
+	assert_int_equal(sufs_get_super(t->fs)->free_blocks, free0 - 17);
+	tu_assert_summaries(t->fs);
+	/* the rest, to the end: every data block but the first five; the
+	 * indirect block stays, emptied (its range reaches past the hole), as
+	 * a truncate leaves one */
+	assert_int_equal(sufs_punch(t->fs, f, 5 * 1024, UINT64_MAX), 0);
+	assert_int_equal(stat_(t->fs, f).blocks, 6);
+	assert_int_equal(stat_(t->fs, f).size, 40 * 1024);
+	assert_int_equal(sufs_sync(t->fs), 0);
+	assert_int_equal(sufs_get_super(t->fs)->free_blocks, free0 - 6);
+	tu_close(t);
+	check_image(t, SUFS_CHECK_NO, &r);
+	assert_int_equal(r.problems, 0);
+}
+
+static void punch_changes_nothing_past_the_end_and_refuses_what_is_not_a_file(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint32_t d = mkdir_(fs, SUFS_ROOT_INO, "d"), f = create(fs, SUFS_ROOT_INO, "f"), p;
+
+	assert_int_equal(sufs_mknod(fs, SUFS_ROOT_INO, "p", 1, S_IFIFO | 0600, 0, 0, NULL, &p), 0);
+	write_pattern(fs, f, 0, 5000, 9);
+	assert_int_equal(sufs_punch(fs, f, 5000, 100000), 0);
+	assert_int_equal(sufs_punch(fs, f, 100, 0), 0);
+	assert_int_equal(stat_(fs, f).size, 5000);
+	assert_pattern(fs, f, 0, 5000, 9);
+	/* within one block */
+	assert_int_equal(sufs_punch(fs, f, 10, 20), 0);
+	assert_pattern(fs, f, 0, 10, 9);
+	assert_pattern(fs, f, 30, 4970, 9);
+	assert_int_equal(sufs_punch(fs, d, 0, 10), -EISDIR);
+	assert_int_equal(sufs_punch(fs, p, 0, 10), -EINVAL);
+	assert_int_equal(sufs_punch(fs, 100, 0, 10), -ENOENT);
+}
+
 static void fsync_makes_a_file_durable_across_a_crash(void **state)
 {
 	struct tfs *t = *state;
@@ -2262,6 +2443,12 @@ int main(void)
 		IN_MODES(rename_that_needs_a_block_in_a_full_image_fails_with_enospc_and_changes_nothing),
 		IN_MODES(truncate_shrinks_and_grows_through_double_and_triple_indirect_trees),
 		IN_MODES(truncate_reports_eisdir_einval_efbig_and_enoent),
+		IN_MODES(a_file_held_open_keeps_its_blocks_after_its_last_name_goes),
+		IN_MODES(a_file_held_open_and_named_stays_as_it_is),
+		IN_MODES(close_frees_the_files_held_that_no_name_reaches),
+		IN_MODES(punch_frees_the_blocks_of_a_range_and_zeroes_its_edges),
+		IN_MODES(punch_changes_nothing_past_the_end_and_refuses_what_is_not_a_file),
+		T(a_crash_with_a_file_held_and_unlinked_leaves_a_leak),
 		IN_MODES(fsync_makes_a_file_durable_across_a_crash),
 		IN_MODES(fsync_of_a_directory_makes_the_names_in_it_durable),
 	};
