@@ -187,8 +187,8 @@ static void verify(struct sufs_fs *fs, struct buf *b, enum buf_type type)
 	if (type != BUF_DIR)
 		return;
 	if (!b->dirty) {
-		b->csum_bad = get32(tail) != DIR_TAIL_MAGIC ||
-			      get32(tail + 4) != sufs_dirblock_csum(b->data, fs->bsize, b->blk);
+		b->csum_bad = get32(tail + DT_MAGIC) != DIR_TAIL_MAGIC ||
+			      get32(tail + DT_CSUM) != sufs_dirblock_csum(b->data, fs->bsize, b->blk);
 		b->csum_known = 1;
 	}
 	b->dir_bad = dir_block_check(b->data, fs->bsize, &why) != 0;
@@ -372,8 +372,7 @@ void cache_seal(struct sufs_fs *fs, struct buf *b, uint8_t *out)
 		       (uint32_t)(b->blk - l.inode_table) * fs->inodes_per_block;
 		for (i = 0; i < fs->inodes_per_block; i++) {
 			uint8_t *raw = out + i * SUFS_INODE_SIZE;
-			if (!sufs_inode_is_zero(raw))
-				put32(raw + 252, sufs_inode_csum(raw, ino0 + i));
+			inode_seal(raw, ino0 + i);
 		}
 		break;
 	}

@@ -842,7 +842,7 @@ static int past_scan(struct chk *c, struct pastscan *s, uint64_t p, int level)
 	if (rc)
 		return rc;
 	for (i = 0; i < c->fs->ptrs && !rc; i++) {
-		uint64_t child = get64(b->data + 8 * i);
+		uint64_t child = get64(b->data + IND_PTR(i));
 		if (child)
 			rc = past_scan(c, s, child, level - 1);
 	}
@@ -867,8 +867,8 @@ static int past_clear(struct chk *c, const struct past *e)
 	rc = buf_get(c->fs, e->parent, BUF_IND, &b);
 	if (rc)
 		return rc;
-	buf_update(c->fs, b, 8 * e->slot, 8, UPD_ALLOCINDIR, NULL);
-	put64(b->data + 8 * e->slot, 0);
+	buf_update(c->fs, b, IND_PTR(e->slot), 8, UPD_ALLOCINDIR, NULL);
+	put64(b->data + IND_PTR(e->slot), 0);
 	buf_put(c->fs, b);
 	return 0;
 }
@@ -984,15 +984,15 @@ static int walk_ptr(struct chk *c, struct walkst *w, uint64_t p, int level, uint
 	if (rc)
 		return rc;
 	for (i = 0; i < fs->ptrs && !rc; i++) {
-		child = get64(b->data + 8 * i);
+		child = get64(b->data + IND_PTR(i));
 		if (!child)
 			continue;
 		w->parent = p;
 		w->slot = i;
 		rc = walk_ptr(c, w, child, level - 1, lblk + i * span, shared);
 		if (rc == 1) {
-			buf_update(fs, b, 8 * i, 8, UPD_ALLOCINDIR, NULL);
-			put64(b->data + 8 * i, 0);
+			buf_update(fs, b, IND_PTR(i), 8, UPD_ALLOCINDIR, NULL);
+			put64(b->data + IND_PTR(i), 0);
 			w->ind_cleared = 1;
 			rc = 0;
 		}
@@ -1088,8 +1088,7 @@ static const char *symlink_problem(struct chk *c, const struct sufs_inode *in)
 				return "more than one block";
 		return NULL;
 	}
-	for (i = 0; i < SUFS_NBLOCKS; i++)
-		put64(raw + 8 * i, in->block[i]);
+	fast_target_get(in, raw);
 	for (i = 0; i < in->size; i++)
 		if (!raw[i])
 			return "NUL in the target";
@@ -1463,7 +1462,7 @@ static int dup_walk(struct chk *c, uint32_t ino, const struct sufs_inode *in, ui
 	if (rc)
 		return rc;
 	for (i = 0; i < fs->ptrs && !rc; i++) {
-		child = get64(b->data + 8 * i);
+		child = get64(b->data + IND_PTR(i));
 		if (!child)
 			continue;
 		ch = 0;
@@ -1479,8 +1478,8 @@ static int dup_walk(struct chk *c, uint32_t ino, const struct sufs_inode *in, ui
 			rc = dup_walk(c, ino, in, &child, level - 1, x.num, &ch);
 		}
 		if (ch) {
-			buf_update(fs, b, 8 * i, 8, UPD_ALLOCINDIR, NULL);
-			put64(b->data + 8 * i, child);
+			buf_update(fs, b, IND_PTR(i), 8, UPD_ALLOCINDIR, NULL);
+			put64(b->data + IND_PTR(i), child);
 		}
 	}
 	buf_put(fs, b);
@@ -2077,8 +2076,8 @@ static int check_dir_block(struct chk *c, struct dirinfo *d, uint64_t lblk, uint
 	c->cur_buf = b;
 	/* the cache checked it when it read it, unless it has changed since */
 	csum_ok = b->csum_known ? !b->csum_bad :
-		  get32(tail) == DIR_TAIL_MAGIC &&
-		  get32(tail + 4) == sufs_dirblock_csum(blk, bsize, pblk);
+		  get32(tail + DT_MAGIC) == DIR_TAIL_MAGIC &&
+		  get32(tail + DT_CSUM) == sufs_dirblock_csum(blk, bsize, pblk);
 	why = dir_structure(blk, bsize, &bad);
 	if (why) {
 		x.str = why;

@@ -127,24 +127,6 @@ int sufs_readdir(struct sufs_fs *fs, uint32_t dir, sufs_dirent_fn fn, void *arg)
 	return dir_iterate(fs, dir, &din, fn, arg);
 }
 
-/* The target of a fast symlink is stored in the block pointers' bytes. */
-static void fast_target_get(const struct sufs_inode *in, uint8_t out[SUFS_FAST_SYMLINK_MAX])
-{
-	unsigned i;
-	for (i = 0; i < SUFS_NBLOCKS; i++)
-		put64(out + 8 * i, in->block[i]);
-}
-
-static void fast_target_set(struct sufs_inode *in, const char *target, size_t len)
-{
-	uint8_t raw[SUFS_FAST_SYMLINK_MAX] = { 0 };
-	unsigned i;
-
-	memcpy(raw, target, len);
-	for (i = 0; i < SUFS_NBLOCKS; i++)
-		in->block[i] = get64(raw + 8 * i);
-}
-
 int sufs_read(struct sufs_fs *fs, uint32_t ino, uint64_t off, void *buf, size_t len,
 	      size_t *done)
 {
@@ -1278,7 +1260,7 @@ static int trunc_tree(struct sufs_fs *fs, uint64_t ptr, int level, uint64_t base
 		err = buf_get(fs, ptr, BUF_IND, &b);
 		if (err)
 			return err;
-		child = get64(b->data + 8 * i);
+		child = get64(b->data + IND_PTR(i));
 		buf_put(fs, b);
 		if (!child)
 			continue;
@@ -1297,9 +1279,9 @@ static int trunc_tree(struct sufs_fs *fs, uint64_t ptr, int level, uint64_t base
 		err = buf_get(fs, ptr, BUF_IND, &b);
 		if (err)
 			return err;
-		waits_add(w, buf_update(fs, b, 8 * first, 8 * (last + 1 - first), UPD_FREEBLKS,
+		waits_add(w, buf_update(fs, b, IND_PTR(first), IND_PTR(last + 1 - first), UPD_FREEBLKS,
 					NULL));
-		memset(b->data + 8 * first, 0, 8 * (last + 1 - first));
+		memset(b->data + IND_PTR(first), 0, IND_PTR(last + 1 - first));
 		buf_put(fs, b);
 	}
 	return 0;

@@ -697,7 +697,6 @@ static int expunge_inode(struct freeze *z, uint32_t ino)
 	in.flags &= (uint16_t)~SUFS_IFLAG_SNAPSHOT;
 	memset(in.block, 0, sizeof(in.block));
 	sufs_inode_encode(&in, ino, raw);
-	put32(raw + 252, sufs_inode_csum(raw, ino));
 	return 0;
 }
 

@@ -71,15 +71,7 @@ static inline int mem_is_zero(const void *p, size_t len)
 	return len == 0 || (b[0] == 0 && memcmp(b, b + 1, len - 1) == 0);
 }
 
-/* ---- on-disk offsets that more than one file needs ---------------------- */
-
-/* directory entry */
-#define DE_INO      0
-#define DE_RECLEN   4
-#define DE_NAMELEN  6
-#define DE_FTYPE    7
-#define DE_NAME     8
-#define DIR_TAIL_MAGIC 0x4c494154u /* "TAIL" */
+#include "format.h"
 
 /* A name's hash (FNV-1a): dirhash's index, and fsck's search for a name
  * given twice in a directory. */
@@ -424,7 +416,6 @@ int dir_init(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint32_t p
 	     struct waits *iw);
 int dir_iterate(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
 		sufs_dirent_fn fn, void *arg);
-int dir_block_check(const uint8_t *blk, uint32_t bsize, const char **why);
 
 /* check.c: the checker's buffer cache, 64 blocks of 4 KiB (never fewer
  * than 64 blocks, the library's minimum).  What the passes read again (a
