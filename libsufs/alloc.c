@@ -244,7 +244,7 @@ int alloc_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino, 
  * once when nothing is pending), or for a file whose pointers never
  * reached the disk (deps_forget_new(), through freeing_run()).  The cached
  * buffer, if any, need not be written any more.  A snapshot that still
- * needs the block claims it instead (snap.c).
+ * needs the block claims it instead (the claim_freed hook, snap.c).
  */
 static int free_later(struct sufs_fs *fs, void *arg)
 {
@@ -264,7 +264,7 @@ int free_block(struct sufs_fs *fs, uint64_t blk)
 
 	if (!block_in_range(fs, blk))
 		return -SUFS_ECORRUPT;
-	if (b && (hold = snap_hold(b)) != 0) {
+	if (b && (hold = deps_pending_kind(b, UPD_COPYONWRITE)) != 0) {
 		/* its old contents are on their way to a snapshot: reused before
 		 * that copy is on disk, the snapshot would read the new ones */
 		if (!(arg = malloc(sizeof(*arg))))
@@ -272,14 +272,12 @@ int free_block(struct sufs_fs *fs, uint64_t blk)
 		*arg = blk;
 		return deps_defer(fs, &hold, 1, free_later, arg);
 	}
-	if (fs->nsnaps && snap_claim(fs, blk))
+	if (fs->claim_freed && fs->claim_freed(fs, blk))
 		return 0; /* a snapshot took it: unchanged since, it stays allocated */
-	if (b) {
+	if (b)
 		deps_cancel(fs, b);
-		buf_clean(fs, b);
-	}
 	err = bitmap_set(fs, SUFS_BITMAP_BLOCK, blk, 0, NULL);
-	buf_forget(fs, blk);
+	cache_drop(fs, blk);
 	return err < 0 ? err : 0;
 }
 

@@ -452,7 +452,7 @@ int dir_entry_pending(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode 
 
 	if (rc)
 		return rc;
-	*id = buf_last_update(b, off + DE_INO, 4);
+	*id = deps_last_over(b, off + DE_INO, 4);
 	buf_put(fs, b);
 	return 0;
 }

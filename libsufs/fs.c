@@ -8,7 +8,6 @@
 #include "config.h"
 #include "sufs_int.h"
 
-#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
@@ -56,7 +55,6 @@ int fs_alloc_struct(struct sufs_dev *dev, const struct sufs_super *sb, unsigned 
 	fs->flags = flags;
 	fs->bsize = sb->block_size;
 	fs->bshift = (uint32_t)__builtin_ctz(sb->block_size);
-	fs->deps.grain_shift = fs->bshift - DEPS_GRAIN_BITS;
 	fs->ptrs = sb->block_size / 8;
 	fs->inodes_per_block = sb->block_size / SUFS_INODE_SIZE;
 	fs->groups = calloc(sb->groups_count, sizeof(*fs->groups));
@@ -72,11 +70,16 @@ int fs_alloc_struct(struct sufs_dev *dev, const struct sufs_super *sb, unsigned 
 	fs->dirty_percent = 50;
 	fs->max_age_ms = 30000;
 	fs->last_epoch = now_seconds_mono(); /* changes age from now, not from boot */
-	err = cache_init(fs, CACHE_BYTES);
+	/* the cache keeps the engine's state of each buffer with it; the
+	 * engine writes back for the cache when it is full of dirty blocks */
+	err = cache_init(fs, CACHE_BYTES, deps_buf_extra());
+	if (!err)
+		err = deps_init(fs, fs_lost_order);
 	if (err) {
 		fs_free_struct(fs);
 		return err;
 	}
+	fs->cache.write_back = cache_writeback;
 	*out = fs;
 	return 0;
 }
@@ -92,7 +95,6 @@ void fs_free_struct(struct sufs_fs *fs)
 	free(fs->group_bad);
 	free(fs->gdt_dirty);
 	free(fs->zero);
-	free(fs->moved);
 	free(fs->parents);
 	free(fs->holds);
 	pthread_mutex_destroy(&fs->lock);
@@ -306,7 +308,7 @@ static int write_all(struct sufs_fs *fs)
 	int err = 0;
 
 	if (fs->mode == SUFS_MODE_ASYNC) {
-		while (!err && (fs->cache.dirty || fs->deps.ndeferred))
+		while (!err && (fs->cache.dirty || deps_deferred_work(fs)))
 			err = cache_writeback(fs);
 	} else {
 		err = deps_drain(fs);
@@ -351,7 +353,7 @@ int sufs_sync(struct sufs_fs *fs)
 		err = sufs_dev_barrier(fs->dev);
 	if (!err && !fs->mkfs)
 		err = fs_write_super(fs, 0);
-	return err ? err : fs->deps.failed ? -ENOMEM : 0;
+	return err ? err : deps_order_was_lost(fs) ? -ENOMEM : 0;
 }
 
 /*
@@ -373,7 +375,7 @@ int sufs_close(struct sufs_fs *fs)
 		/* a new file system went out whole before its superblock: it is
 		 * ready for the default mode */
 		fs->sb.write_mode = fs->mkfs ? SUFS_MODE_SOFTDEP : fs->mode;
-		if (fs->deps.failed)
+		if (deps_order_was_lost(fs))
 			fs->sb.flags |= SUFS_FLAG_NEEDS_FSCK;
 		err = ops_release_all(fs);
 		if (!err)
@@ -384,7 +386,7 @@ int sufs_close(struct sufs_fs *fs)
 			err = fs_write_super(fs, fs->mkfs);
 		if (!err)
 			err = sufs_dev_barrier(fs->dev);
-		if (!err && fs->deps.failed)
+		if (!err && deps_order_was_lost(fs))
 			err = -ENOMEM; /* all written, but not always in order */
 	}
 	sufs_dev_close(fs->dev);
@@ -424,25 +426,12 @@ int sufs_group_csum_bad(struct sufs_fs *fs, uint32_t group)
 
 void sufs_get_stats(struct sufs_fs *fs, struct sufs_stats *st)
 {
-	const struct deps *d = &fs->deps;
-
 	*st = fs->stats;
 	st->cache_blocks = fs->cache.count;
 	st->cache_bytes = (uint64_t)fs->cache.count * fs->bsize;
 	st->dirty_blocks = fs->cache.dirty;
 	st->barriers = fs->dev->barriers;
-	st->epochs = d->epochs;
-	st->updates = d->created;
-	st->merged = d->merged;
-	st->undone = d->undone;
-	st->pending = d->pending;
-	st->peak_pending = d->peak_pending;
-	st->dep_bytes = d->mem;
-	st->peak_dep_bytes = d->peak_mem;
-	st->undo_bytes = d->undo_bytes;
-	st->peak_undo_bytes = d->peak_undo;
-	st->deferred = d->ndeferred;
-	st->forgotten = d->forgotten;
+	deps_get_stats(fs, st);
 }
 
 int sufs_set_mode(struct sufs_fs *fs, unsigned mode)
@@ -469,101 +458,12 @@ int sufs_set_mode(struct sufs_fs *fs, unsigned mode)
 	return err;
 }
 
-void sufs_set_writeback(struct sufs_fs *fs, unsigned dirty_percent, unsigned max_age_ms)
-{
-	fs->dirty_percent = dirty_percent > 100 ? 100 : dirty_percent;
-	fs->max_age_ms = max_age_ms;
-	fs->cache.dirty_limit = fs->cache.limit * fs->dirty_percent / 100;
-}
-
-int sufs_writeback_due(struct sufs_fs *fs)
-{
-	return fs_op_end(fs, 0);
-}
-
 int sufs_test_break_rule(struct sufs_fs *fs, unsigned rule)
 {
 	if (rule > 4)
 		return -EINVAL;
 	fs->broken_rule = rule;
 	return 0;
-}
-
-/* Budget of pending updates before write-back is forced. */
-#define PENDING_BUDGET 200000
-
-static int want_ordered(struct sufs_fs *fs, upd_id **ids, size_t *n)
-{
-	size_t i, cap = 0;
-	struct upd *u;
-
-	*ids = NULL;
-	*n = 0;
-	for (i = 0; i < fs->deps.nhash; i++) {
-		for (u = fs->deps.hash[i]; u; u = u->hnext) {
-			if (u->kind == UPD_DATA)
-				continue;
-			if (*n == cap) {
-				upd_id *p = realloc(*ids, (cap = cap * 2 + 64) * sizeof(**ids));
-				if (!p) {
-					free(*ids);
-					*ids = NULL;
-					return -ENOMEM;
-				}
-				*ids = p;
-			}
-			(*ids)[(*n)++] = u->id;
-		}
-	}
-	return 0;
-}
-
-/*
- * The end of every operation that changes something: the write-back
- * policy of the mode.  sync: every ordered update now, with what it waits
- * for.  softdep: an epoch when too much is dirty, too much is pending or
- * the last epoch is too old.  async: blocks out when too much is dirty.
- */
-int fs_op_end(struct sufs_fs *fs, int err)
-{
-	struct cache *c = &fs->cache;
-	upd_id *ids;
-	size_t n;
-	int rc = 0;
-
-	if (!(fs->flags & SUFS_OPEN_RDWR))
-		return err;
-#ifdef SUFS_DEBUG
-	/* debug builds check the engine's invariants after every operation */
-	assert(deps_check(fs) == 0);
-#endif
-	switch (fs->mode) {
-	case SUFS_MODE_SYNC:
-		/* deferred frees make bitmap updates of their own: until none */
-		do {
-			rc = want_ordered(fs, &ids, &n);
-			if (!rc && n)
-				rc = deps_flush_set(fs, ids, n);
-			else
-				free(ids);
-			if (!rc && !n && fs->deps.ndeferred) {
-				int e = deps_epoch(fs, NULL, NULL, 1);
-				rc = e < 0 ? e : 0;
-			}
-		} while (!rc && (n || fs->deps.ndeferred));
-		break;
-	case SUFS_MODE_SOFTDEP:
-		if (c->dirty > c->dirty_limit || fs->deps.pending > PENDING_BUDGET ||
-		    (fs->max_age_ms && c->dirty &&
-		     now_seconds_mono() - fs->last_epoch > fs->max_age_ms / 1000.0))
-			rc = cache_writeback(fs);
-		break;
-	default:
-		if (c->dirty > c->dirty_limit)
-			rc = cache_writeback(fs);
-		break;
-	}
-	return err ? err : rc;
 }
 
 int sufs_bitmap_test(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int *set)

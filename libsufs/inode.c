@@ -408,8 +408,7 @@ int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t 
 		in->block[idx[0]] = pblk;
 		in->blocks++;
 		for (i = 0; i < pw->n; i++)
-			if ((err = waits_add(iw, pw->id[i])) != 0)
-				return err;
+			waits_add(iw, pw->id[i]);
 		return 0;
 	}
 	ptr = in->block[idx[0]];
@@ -422,8 +421,7 @@ int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t 
 		in->block[idx[0]] = ptr;
 		in->blocks++;
 		for (i = 0; i < cw.n; i++)
-			if ((err = waits_add(iw, cw.id[i])) != 0)
-				return err;
+			waits_add(iw, cw.id[i]);
 	}
 	for (level = 1; level <= depth; level++) {
 		if (!block_in_range(fs, ptr))
@@ -440,10 +438,8 @@ int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t 
 				return -EEXIST;
 			}
 			id = buf_update(fs, b, IND_PTR(idx[level]), 8, UPD_ALLOCINDIR, pw);
-			if (path && (err = waits_add(path, id)) != 0) {
-				buf_put(fs, b);
-				return err;
-			}
+			if (path)
+				waits_add(path, id);
 			put64(b->data + IND_PTR(idx[level]), pblk);
 			in->blocks++;
 		} else if (!child) {
@@ -455,10 +451,8 @@ int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t 
 			}
 			buf_put(fs, nb);
 			id = buf_update(fs, b, IND_PTR(idx[level]), 8, UPD_ALLOCINDIR, &cw);
-			if (path && (err = waits_add(path, id)) != 0) {
-				buf_put(fs, b);
-				return err;
-			}
+			if (path)
+				waits_add(path, id);
 			put64(b->data + IND_PTR(idx[level]), child);
 			in->blocks++;
 		}
@@ -490,7 +484,7 @@ int bmap_path_waits(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *i
 	err = buf_get(fs, blk, BUF_ITABLE, &b);
 	if (err)
 		return err;
-	err = waits_add(w, buf_last_update(b, off + IN_BLOCK_PTR(idx[0]), 8));
+	waits_add(w, deps_last_over(b, off + IN_BLOCK_PTR(idx[0]), 8));
 	buf_put(fs, b);
 	ptr = in->block[idx[0]];
 	for (level = 1; level <= depth && ptr && !err; level++) {
@@ -499,7 +493,7 @@ int bmap_path_waits(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *i
 		err = buf_get(fs, ptr, BUF_IND, &b);
 		if (err)
 			return err;
-		err = waits_add(w, buf_last_update(b, IND_PTR(idx[level]), 8));
+		waits_add(w, deps_last_over(b, IND_PTR(idx[level]), 8));
 		ptr = get64(b->data + IND_PTR(idx[level]));
 		buf_put(fs, b);
 	}

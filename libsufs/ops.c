@@ -824,45 +824,20 @@ static int drop_link(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, up
  * that takes away one of its other names (rmdir, rename over it) or gives
  * it a third (moving it again) waits for it: so a crash never leaves a
  * directory named only where its ".." does not point, nor with more than
- * two names (fsck keeps the one ".." confirms, a leak fix).
+ * two names (fsck keeps the one ".." confirms, a leak fix).  The engine
+ * keeps the removals, filed under the directory's inode number
+ * (deps_note()); a wait for the newest is enough: each move's removal
+ * waits for its new name, which waited for the removals pending before
+ * it, so the newest reaches the disk last.
  */
 static int moved_note(struct sufs_fs *fs, uint32_t ino, upd_id removal)
 {
-	if (fs->nmoved == fs->capmoved) {
-		size_t cap = fs->capmoved ? 2 * fs->capmoved : 16;
-		struct moved *p = realloc(fs->moved, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		fs->moved = p;
-		fs->capmoved = cap;
-	}
-	fs->moved[fs->nmoved++] = (struct moved){ ino, removal };
-	return 0;
+	return deps_note(fs, ino, removal);
 }
 
-/*
- * Add to w the newest pending old-name removal of directory ino (and
- * forget those on disk).  The newest is enough: each move's removal waits
- * for its new name, which waited for the removals pending before it, so
- * the newest reaches the disk last.  One wait however often the directory
- * moved, where one for each could overflow w (the callers' w holds at
- * most four, so this one always finds room).
- */
 static void moved_wait(struct sufs_fs *fs, uint32_t ino, struct waits *w)
 {
-	upd_id newest = 0;
-	size_t i = 0;
-
-	while (i < fs->nmoved) {
-		if (!deps_find(fs, fs->moved[i].removal)) {
-			fs->moved[i] = fs->moved[--fs->nmoved];
-			continue;
-		}
-		if (fs->moved[i].ino == ino && fs->moved[i].removal > newest)
-			newest = fs->moved[i].removal;
-		i++;
-	}
-	waits_add(w, newest);
+	waits_add(w, deps_noted(fs, ino));
 }
 
 /* The update that frees ino's inode bytes, if pending (to wait for it). */
@@ -876,7 +851,7 @@ static upd_id inode_last_update(struct sufs_fs *fs, uint32_t ino)
 	sufs_group_layout(&fs->sb, g, &l);
 	b = cache_lookup(fs, l.inode_table + idx / fs->inodes_per_block);
 	off = (idx % fs->inodes_per_block) * SUFS_INODE_SIZE;
-	return b ? buf_last_update(b, off, SUFS_INODE_SIZE) : 0;
+	return b ? deps_last_over(b, off, SUFS_INODE_SIZE) : 0;
 }
 
 static int do_unlink(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len, int rmdir)
@@ -1204,13 +1179,6 @@ static int do_write(struct sufs_fs *fs, uint32_t ino, uint64_t off, const void *
 		len -= n;
 		if (off > in.size)
 			in.size = off;
-		/* pointers in the inode: store before their waits overflow */
-		if (iw.n > DEPS_MAX_WAITS - 8) {
-			err = inode_store(fs, ino, &in, UPD_INODEDEP, &iw, NULL);
-			iw.n = 0;
-			if (err)
-				break;
-		}
 	}
 	/* what was written so far stays written, error or not */
 	set_now(fs, &in, 0, 1, 1);
@@ -1533,18 +1501,19 @@ static int idlist_add_new(struct idlist *l, upd_id id)
 	return idlist_add(l, id);
 }
 
+static int collect_id(void *arg, struct buf *b, uint32_t off, uint32_t len, upd_id id)
+{
+	(void)b; (void)off; (void)len;
+	return idlist_add(arg, id);
+}
+
 /* The pending updates of one cached block, or of a byte range of it. */
 static int add_block(struct sufs_fs *fs, uint64_t blk, uint32_t off, uint32_t len,
 		     struct idlist *l)
 {
 	struct buf *b = cache_lookup(fs, blk);
-	struct upd *u;
-	int err = 0;
 
-	for (u = b ? b->upds : NULL; u && !err; u = u->bnext)
-		if (u->off < off + len && off < u->off + u->len)
-			err = idlist_add(l, u->id);
-	return err;
+	return b ? deps_collect(fs, b, off, len, 0, collect_id, l) : 0;
 }
 
 static int fsync_block_fn(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t pblk,
@@ -1564,39 +1533,48 @@ static int add_inode(struct sufs_fs *fs, uint32_t ino, struct idlist *l)
 			 (idx % fs->inodes_per_block) * SUFS_INODE_SIZE, SUFS_INODE_SIZE, l);
 }
 
+/* What add_names() looks for, and where it puts what it finds. */
+struct names_of {
+	uint32_t ino, bsize;
+	struct idlist *l, *dirs;
+};
+
+/* A pending new entry, or a new directory's first block: each entry in its
+ * range that names the inode (an inode number lies at an 8-byte boundary)
+ * counts, but "." and "..", which do not make it reachable from the root. */
+static int name_fn(void *arg, struct buf *b, uint32_t off, uint32_t len, upd_id id)
+{
+	struct names_of *w = arg;
+	uint32_t o;
+	int err = 0;
+
+	if (b->type != BUF_DIR || len < 4)
+		return 0;
+	for (o = off & ~7u; o + 4 <= off + len && !err; o += 8) {
+		const uint8_t *de = b->data + o;
+
+		if (o < off || get32(de + DE_INO) != w->ino)
+			continue;
+		if (o + SUFS_DIRENT_HDR + 2 <= w->bsize && de[DE_NAME] == '.' &&
+		    (de[DE_NAMELEN] == 1 || (de[DE_NAMELEN] == 2 && de[DE_NAME + 1] == '.')))
+			continue;
+		err = idlist_add(w->l, id);
+		if (!err && b->owner && b->owner != w->ino)
+			err = idlist_add_new(w->dirs, b->owner);
+	}
+	return err;
+}
+
 /*
  * Pending entries that name ino: their updates, and the directories that
  * hold them (to walk up to the root).
  */
 static int add_names(struct sufs_fs *fs, uint32_t ino, struct idlist *l, struct idlist *dirs)
 {
-	struct upd *u;
-	size_t i;
-	int err = 0;
+	struct names_of w = { ino, fs->bsize, l, dirs };
 
-	for (i = 0; i < fs->deps.nhash && !err; i++) {
-		for (u = fs->deps.hash[i]; u && !err; u = u->hnext) {
-			if (u->b->type != BUF_DIR || u->len < 4 ||
-			    (u->kind != UPD_DIRADD && u->kind != UPD_MKDIR))
-				continue;
-			/* an entry's inode number lies at an 8-byte boundary */
-			for (uint32_t o = u->off & ~7u; o + 4 <= u->off + u->len && !err; o += 8) {
-				const uint8_t *de = u->b->data + o;
-
-				if (o < u->off || get32(de) != ino)
-					continue;
-				/* "." and ".." do not make ino reachable from the root */
-				if (o + SUFS_DIRENT_HDR + 2 <= fs->bsize && de[DE_NAME] == '.' &&
-				    (de[DE_NAMELEN] == 1 ||
-				     (de[DE_NAMELEN] == 2 && de[DE_NAME + 1] == '.')))
-					continue;
-				err = idlist_add(l, u->id);
-				if (!err && u->b->owner && u->b->owner != ino)
-					err = idlist_add_new(dirs, u->b->owner);
-			}
-		}
-	}
-	return err;
+	return deps_collect(fs, NULL, 0, 0, DEPS_KIND(UPD_DIRADD) | DEPS_KIND(UPD_MKDIR),
+			    name_fn, &w);
 }
 
 /* The directory that dir's ".." names, to walk up to the root, and the

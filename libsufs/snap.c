@@ -132,6 +132,22 @@ static void snap_free(struct snap *s)
 	}
 }
 
+/*
+ * The hooks that keep the views frozen are set while a snapshot is kept,
+ * and only then: the cache's, before the first change of a block (copy on
+ * write) and for a block about to be filled from scratch (its old
+ * contents are read first), and the allocator's, for a freed block (a
+ * snapshot that needs it claims it).
+ */
+static void set_hooks(struct sufs_fs *fs)
+{
+	int on = fs->nsnaps > 0;
+
+	fs->cache.before_change = on ? snap_cow : NULL;
+	fs->cache.wants_old = on ? snap_needs : NULL;
+	fs->claim_freed = on ? snap_claim : NULL;
+}
+
 void snap_unload(struct sufs_fs *fs)
 {
 	unsigned i;
@@ -139,6 +155,7 @@ void snap_unload(struct sufs_fs *fs)
 	for (i = 0; i < fs->nsnaps; i++)
 		snap_free(fs->snaps[i]);
 	fs->nsnaps = 0;
+	set_hooks(fs);
 }
 
 int snap_remove_active(struct sufs_fs *fs, unsigned slot)
@@ -151,6 +168,7 @@ int snap_remove_active(struct sufs_fs *fs, unsigned slot)
 			snap_free(fs->snaps[i]);
 			memmove(&fs->snaps[i], &fs->snaps[i + 1],
 				(--fs->nsnaps - i) * sizeof(fs->snaps[0]));
+			set_hooks(fs);
 			return 0;
 		}
 	}
@@ -175,13 +193,13 @@ static int snap_point(struct sufs_fs *fs, struct snap *s, uint64_t lblk, uint64_
 	if (!err)
 		err = inode_store(fs, s->ino, &in, UPD_ALLOCDIRECT, &iw, &store);
 	if (!err)
-		err = waits_add(&path, store);
+		waits_add(&path, store);
 	/* and what is still pending on the path made before (an indirect
 	 * block another copy made, its pointer not yet on disk) */
 	if (!err && ptr)
 		err = bmap_path_waits(fs, s->ino, &in, lblk, &path);
 	for (i = 0; ptr && !err && i < path.n; i++)
-		err = waits_add(ptr, path.id[i]);
+		waits_add(ptr, path.id[i]);
 	return err;
 }
 
@@ -240,21 +258,15 @@ static void snap_end(struct sufs_fs *fs)
 /*
  * Before the first change of b since some snapshot was taken: copy its old
  * contents into each snapshot that needs them, and make b's changes wait
- * for those copies (module comment).
+ * for those copies (module comment): a hold for each snapshot's copy, all
+ * of b, its old bytes kept, waiting for the copy's pointer and the path
+ * to it.  Each hold overlaps, so waits for, the one before.
  */
-/* The hold itself: all of b, its old bytes kept, waiting for ptr. */
-static void hold(struct sufs_fs *fs, struct buf *b, struct waits *ptr)
-{
-	if (ptr->n && fs->broken_rule != 4)
-		buf_update(fs, b, 0, fs->bsize, UPD_COPYONWRITE, ptr);
-	ptr->n = 0;
-}
-
 void snap_cow(struct sufs_fs *fs, struct buf *b)
 {
-	struct waits ptr = { 0 };
+	struct waits ptr[SUFS_SNAP_SLOTS];
 	uint8_t *old = NULL;
-	unsigned i;
+	unsigned i, n = 0;
 
 	snap_begin(fs);
 	for (i = 0; i < fs->nsnaps; i++) {
@@ -263,32 +275,24 @@ void snap_cow(struct sufs_fs *fs, struct buf *b)
 		if (b->blk >= fs->sb.blocks_count || !need_test(s, b->blk))
 			continue;
 		need_clear(s, b->blk); /* first: the copy changes other blocks */
-		/* a copy's path is a few updates: with many snapshots, holds
-		 * in a row (each overlaps, so waits for, the one before) */
-		if (ptr.n > DEPS_MAX_WAITS - 12)
-			hold(fs, b, &ptr);
 		if (!old && (old = malloc(fs->bsize)) != NULL) {
 			/* unchanged since the snapshot: as on disk */
 			memcpy(old, b->data, fs->bsize);
 			cache_seal(fs, b, old);
 		}
-		if (!old || snap_copy(fs, s, b->blk, old, &ptr))
+		ptr[n].n = 0;
+		if (!old || snap_copy(fs, s, b->blk, old, &ptr[n]))
 			snap_break(fs, s);
+		else
+			n++;
 	}
 	free(old);
-	hold(fs, b, &ptr);
+	/* the holds once every copy is made: a hold's own change of b finds
+	 * no snapshot that still needs b */
+	for (i = 0; i < n; i++)
+		if (ptr[i].n && fs->broken_rule != 4)
+			buf_update(fs, b, 0, fs->bsize, UPD_COPYONWRITE, &ptr[i]);
 	snap_end(fs);
-}
-
-/* The pending copy-on-write update of b, or 0. */
-upd_id snap_hold(const struct buf *b)
-{
-	const struct upd *u;
-
-	for (u = b->upds; u; u = u->bnext)
-		if (u->kind == UPD_COPYONWRITE)
-			return u->id;
-	return 0;
 }
 
 /* Has a snapshot claimed blk (a pointer to blk itself)? */
@@ -467,6 +471,7 @@ int snap_load(struct sufs_fs *fs)
 		fs->snaps[j] = s;
 		fs->nsnaps++;
 	}
+	set_hooks(fs);
 	return 0;
 }
 
@@ -887,6 +892,7 @@ int sufs_snap_create(struct sufs_fs *fs, const char *name, struct sufs_snap_info
 			need_clear(s, z.f[i].blk);
 		/* from here on every change is copied first */
 		fs->snaps[fs->nsnaps++] = s;
+		set_hooks(fs);
 		activated = 1;
 		for (i = 0; i < z.n && !err; i++)
 			err = snap_copy(fs, s, z.f[i].blk, z.f[i].data, NULL);

@@ -92,6 +92,9 @@ static inline uint32_t dirent_size(uint32_t namelen)
 
 /* ---- the buffer cache ---------------------------------------------------- */
 
+struct sufs_fs;
+struct buf;
+
 /* What a block holds decides how its write image is sealed (checksums) and
  * how it is verified when read. */
 enum buf_type {
@@ -101,63 +104,6 @@ enum buf_type {
 	BUF_ITABLE,  /* inode table: inode checksums */
 	BUF_DIR,     /* directory block: tail checksum */
 	BUF_IND,     /* indirect block */
-};
-
-/* Update kinds: the 1999 paper's names, shown by the tools (deps.c says
- * which two also steer the engine). */
-enum upd_kind {
-	UPD_BMSAFEMAP,  /* bitmap bit */
-	UPD_INODEDEP,   /* inode fields */
-	UPD_ALLOCDIRECT,/* block pointer in an inode */
-	UPD_INDIRDEP,   /* a new indirect block's contents */
-	UPD_ALLOCINDIR, /* block pointer in an indirect block */
-	UPD_DIRADD,     /* new directory entry */
-	UPD_MKDIR,      /* a new directory's first block */
-	UPD_DIRREM,     /* removed directory entry */
-	UPD_FREEBLKS,
-	UPD_FREEFILE,
-	UPD_DATA,       /* file data */
-	UPD_COPYONWRITE,/* a block's old contents, until a snapshot's copy is on disk */
-};
-
-typedef uint64_t upd_id;         /* 0: nothing (or something already on disk) */
-#define DEPS_MAX_WAITS 32
-
-/* The byte range of an update that may be undone, kept in an array per
- * block so that the search for overlaps reads memory in order. */
-struct uspan {
-	uint32_t off, end;
-	struct upd *u;
-};
-
-/* One recorded change of a block's bytes (deps.c explains). */
-struct upd {
-	/* what a walk of a block's updates reads comes first (64 bytes) */
-	upd_id id;
-	struct buf *b;
-	struct upd *bnext;              /* on the same buffer: newer */
-	struct edge *befores;           /* what it waits for */
-	uint8_t *undo;                  /* old bytes; NULL when it can never be undone,
-					 * or when they were all zero (zero_undo) */
-	uint32_t off, len;
-	uint8_t kind;                   /* enum upd_kind */
-	uint8_t included;               /* scratch: allowed in the image being built */
-	uint8_t inflight;               /* written in the epoch in progress */
-	uint8_t zero_undo;              /* the old bytes were all zero: kept as this flag */
-	uint8_t deferred;               /* deferred work waits for it */
-	uint32_t span;                  /* its place in b->spans, when it may be undone */
-	struct edge *afters;            /* what waits for it */
-	struct upd *bprev;              /* on the same buffer: older */
-	struct upd *hnext;              /* id hash chain */
-};
-
-/* Work that waits for updates to be on disk (frees). */
-struct deferred {
-	struct deferred *next;
-	int (*fn)(struct sufs_fs *fs, void *arg);
-	void *arg;
-	unsigned nwaits;
-	upd_id waits[];
 };
 
 /* Objects of one size, cut from chunks and kept for reuse (pool.c): the
@@ -175,36 +121,6 @@ struct pool {
 void *pool_get(struct pool *p, size_t size);
 void pool_put(struct pool *p, void *x);
 void pool_drain(struct pool *p);
-
-/* A block's spans are indexed by grain, a 64th of the block (deps.c). */
-#define DEPS_GRAIN_BITS 6
-#define DEPS_GRAINS (1u << DEPS_GRAIN_BITS)
-
-struct deps {
-	struct upd **hash;
-	size_t nhash;
-	upd_id next_id;
-	struct deferred *deferred;
-	uint64_t ndeferred;
-	uint64_t pending, edges, undo_bytes, span_bytes, mem;
-	uint64_t peak_pending, peak_mem, peak_undo;
-	uint64_t created, merged, undone, epochs;
-	uint64_t forgotten;              /* ranges forgotten as never written */
-	uint32_t grain_shift;           /* a grain's size in bytes, as a shift */
-	int failed;                     /* memory ran out: ordering not guaranteed */
-	int epoch_failed;               /* a write or barrier failed: what was
-					 * pending may be on disk all the same */
-	struct pool edge_pool, upd_pool; /* freed ones kept for reuse */
-	uint8_t *stage;                 /* where an epoch builds its write images */
-	int running_deferred;
-};
-
-/* A set of updates to wait for, built up by an operation. */
-struct waits {
-	unsigned n;
-	upd_id id[DEPS_MAX_WAITS];
-};
-int waits_add(struct waits *w, upd_id id);
 
 /* What is known of the checksums of an inode-table block's inodes: a
  * change of its bytes (mark_dirty()) makes it unknown again, except the
@@ -229,20 +145,16 @@ struct buf {
 	uint8_t csum_known;             /* BUF_DIR: csum_bad is of the bytes it holds now */
 	uint8_t recheck;                /* used in another role since checked (get()) */
 	uint8_t plain;                  /* changed outside any update (summaries, times) */
-	uint8_t written;                /* scratch: written in the epoch in progress */
 	uint8_t inodes_ok;              /* BUF_ITABLE: enum inodes_ok (inode.c) */
-	uint32_t undone_in_write;       /* updates left out of its last write image */
 	uint32_t owner;                 /* BUF_DIR: the directory's inode, for fsync */
-	struct upd *upds, *ulast;       /* pending updates, oldest first, newest */
-	struct upd *fold;               /* one of them that is never undone, or NULL */
-	uint32_t nupds;                 /* how many */
-	uint32_t nundo;                 /* of them, those that may be undone */
-	struct uspan *spans;            /* where those are, oldest first (NULL: gone) */
-	uint32_t nspans, capspans;
-	uint64_t *grains;               /* with many spans: for each grain of the
-					 * block, a bit per span that may lie over it */
-	uint32_t gwords;                /* words of bits per grain (0: no index) */
+	/* then cache->extra bytes: the engine's (buf_extra()) */
 };
+
+/* The bytes the cache keeps after a buffer for the layer above it. */
+static inline void *buf_extra(const struct buf *b)
+{
+	return (void *)(b + 1);
+}
 
 struct cache {
 	struct buf **hash;
@@ -252,8 +164,17 @@ struct cache {
 	size_t limit;                   /* buffers kept at most (soft) */
 	size_t dirty_limit;             /* write back when more are dirty */
 	struct buf lru;                 /* sentinel */
-	struct pool bufs, blocks;       /* struct buf, and the blocks' bytes */
+	struct pool bufs, blocks;       /* struct buf (and its extra), and the blocks' bytes */
+	size_t extra;                   /* bytes kept after each struct buf */
+	uint64_t retypes;               /* directory blocks taken in another role
+					 * (dirhash.c: its indexes are stale then) */
+	/* hooks the layers above set (doc/ARCHITECTURE.md): */
+	int (*write_back)(struct sufs_fs *fs);       /* too much is dirty (the engine) */
+	void (*before_change)(struct sufs_fs *fs, struct buf *b); /* snapshots: copy */
+	int (*wants_old)(const struct sufs_fs *fs, uint64_t blk); /* snapshots */
 };
+
+#include "engine.h"
 
 /* ---- the file system in memory -------------------------------------------- */
 
@@ -282,14 +203,12 @@ struct sufs_fs {
 	struct sufs_stats stats;
 	uint8_t *zero;                  /* a block of zeros */
 	unsigned mode;                  /* enum sufs_mode */
-	struct deps deps;
+	struct deps *deps;              /* the engine's, private (engine/deps_priv.h) */
 	unsigned dirty_percent;
 	unsigned max_age_ms;
 	double last_epoch;              /* monotonic seconds */
 	unsigned broken_rule;           /* sufs_test_break_rule(): 0, or the rule broken */
 	int order_lost_noted;           /* fs_lost_order() wrote the flag */
-	struct moved { uint32_t ino; upd_id removal; } *moved; /* ops.c, moved_note() */
-	size_t nmoved, capmoved;
 	/* the directory each inode was last given a name in while open (dir.c,
 	 * parent_note()): where fsync walks up from once that name is on disk */
 	struct parent_hint { uint32_t ino, dir; } *parents;
@@ -298,7 +217,11 @@ struct sufs_fs {
 	size_t nholds, capholds;
 	struct dirhash *dirhash[32];    /* indexes of large directories (dirhash.c) */
 	uint64_t dirhash_clock;
+	uint64_t dirhash_retypes;       /* cache.retypes when the indexes were built */
 	struct snap *snaps[SUFS_SNAP_SLOTS]; /* snap.c: the snapshots kept, oldest first */
+	/* the allocator's hook (snap.c sets it while a snapshot is kept): a
+	 * freed block a snapshot needs is claimed by it, 1 */
+	int (*claim_freed)(struct sufs_fs *fs, uint64_t blk);
 	unsigned nsnaps;
 	unsigned snap_busy;             /* snap.c: copies or claims in progress (nested) */
 	pthread_mutex_t lock;           /* sufs_lock(): a second thread reads views */
@@ -312,46 +235,26 @@ struct sufs_fs {
 };
 
 /* cache.c */
-int cache_init(struct sufs_fs *fs, size_t limit_bytes);
+int cache_init(struct sufs_fs *fs, size_t limit_bytes, size_t extra);
 void cache_destroy(struct sufs_fs *fs);
 int buf_get(struct sufs_fs *fs, uint64_t blk, enum buf_type type, struct buf **out);
 int buf_get_new(struct sufs_fs *fs, uint64_t blk, enum buf_type type, struct buf **out);
 void buf_put(struct sufs_fs *fs, struct buf *b);
-upd_id buf_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
-		  enum upd_kind kind, const struct waits *w);
 void buf_touch(struct sufs_fs *fs, struct buf *b);
-/* The newest pending update of b that overlaps bytes off .. off + len - 1,
- * or 0 (to wait for whatever is pending there). */
-upd_id buf_last_update(const struct buf *b, uint32_t off, uint32_t len);
-void buf_forget(struct sufs_fs *fs, uint64_t blk);
-int cache_writeback(struct sufs_fs *fs);
+void cache_before_change(struct sufs_fs *fs, struct buf *b);
+void cache_mark_dirty(struct sufs_fs *fs, struct buf *b);
 void cache_seal(struct sufs_fs *fs, struct buf *b, uint8_t *image);
 struct buf *cache_lookup(struct sufs_fs *fs, uint64_t blk);
-void buf_clean(struct sufs_fs *fs, struct buf *b);
+void cache_drop(struct sufs_fs *fs, uint64_t blk);
 /* b is dirty no more (written, its block freed, or dropped): off the
  * dirty list */
 void cache_set_clean(struct sufs_fs *fs, struct buf *b);
 
-/* deps.c */
-struct upd *deps_find(struct sufs_fs *fs, upd_id id);
-upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
-		   enum upd_kind kind, const upd_id *waits, unsigned nwaits);
-unsigned deps_image(struct sufs_fs *fs, struct buf *b, uint8_t *out, unsigned *undone);
-int deps_defer(struct sufs_fs *fs, const upd_id *waits, unsigned nwaits,
-	       int (*fn)(struct sufs_fs *, void *), void *arg);
-int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, void *),
-	       void *arg, int barrier);
-int deps_drain(struct sufs_fs *fs);
-int deps_flush_set(struct sufs_fs *fs, upd_id *ids, size_t n);
-int deps_check(struct sufs_fs *fs);
-void deps_cancel(struct sufs_fs *fs, struct buf *b);
-int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
-		    enum buf_type after_type);
-void deps_destroy(struct sufs_fs *fs);
-const char *deps_kind_name(unsigned kind);
+/* engine/writeback.c: the write-back policy */
+int fs_op_end(struct sufs_fs *fs, int err);
+int cache_writeback(struct sufs_fs *fs);
 
 /* fs.c */
-int fs_op_end(struct sufs_fs *fs, int err);
 int fs_lost_order(struct sufs_fs *fs);
 double now_seconds_mono(void);
 int fs_write_super(struct sufs_fs *fs, int all_copies);
@@ -450,7 +353,6 @@ int snap_dir_pinned(const struct sufs_fs *fs, uint32_t dir, const char *name, si
 int snap_needs(const struct sufs_fs *fs, uint64_t blk);
 void snap_cow(struct sufs_fs *fs, struct buf *b);
 int snap_claim(struct sufs_fs *fs, uint64_t blk);
-upd_id snap_hold(const struct buf *b);
 int snap_claimed(struct sufs_fs *fs, uint64_t blk);
 void snap_view_throttle(struct sufs_dev *view, uint32_t kib, int (*cancelled)(void *arg),
 			void *arg);
