@@ -71,7 +71,7 @@ static inline int mem_is_zero(const void *p, size_t len)
 	return len == 0 || (b[0] == 0 && memcmp(b, b + 1, len - 1) == 0);
 }
 
-#include "format.h"
+#include "base/format.h"
 
 /* A name's hash (FNV-1a): dirhash's index, and fsck's search for a name
  * given twice in a directory. */
@@ -174,7 +174,7 @@ struct cache {
 	int (*wants_old)(const struct sufs_fs *fs, uint64_t blk); /* snapshots */
 };
 
-#include "engine.h"
+#include "engine/engine.h"
 
 /* ---- the file system in memory -------------------------------------------- */
 
@@ -219,9 +219,11 @@ struct sufs_fs {
 	uint64_t dirhash_clock;
 	uint64_t dirhash_retypes;       /* cache.retypes when the indexes were built */
 	struct snap *snaps[SUFS_SNAP_SLOTS]; /* snap.c: the snapshots kept, oldest first */
-	/* the allocator's hook (snap.c sets it while a snapshot is kept): a
-	 * freed block a snapshot needs is claimed by it, 1 */
+	/* the allocator's hooks (snap.c sets them while a snapshot is kept):
+	 * a freed block a snapshot needs is claimed by it (1); a block one
+	 * needs is never handed out, even where its bit looks clear */
 	int (*claim_freed)(struct sufs_fs *fs, uint64_t blk);
+	int (*block_held)(const struct sufs_fs *fs, uint64_t blk);
 	unsigned nsnaps;
 	unsigned snap_busy;             /* snap.c: copies or claims in progress (nested) */
 	pthread_mutex_t lock;           /* sufs_lock(): a second thread reads views */
@@ -254,9 +256,19 @@ void cache_set_clean(struct sufs_fs *fs, struct buf *b);
 int fs_op_end(struct sufs_fs *fs, int err);
 int cache_writeback(struct sufs_fs *fs);
 
-/* fs.c */
+/* meta/super.c: the superblock and group descriptors in memory */
 int fs_lost_order(struct sufs_fs *fs);
-double now_seconds_mono(void);
+int fs_read_gdt(struct sufs_fs *fs);
+int fs_write_all(struct sufs_fs *fs);
+void fs_free_base(struct sufs_fs *fs);
+/* The snapshot slots: the slot naming inode ino (-1: none); whether ino is
+ * a snapshot file; whether (dir, name) is /.snap while it holds a snapshot
+ * (snapshots are found by name there: it keeps its name while it holds
+ * any). */
+extern const char snapdir_name[6];
+int sb_snap_slot(const struct sufs_fs *fs, uint32_t ino);
+int snap_is_file(const struct sufs_fs *fs, uint32_t ino);
+int snap_dir_pinned(const struct sufs_fs *fs, uint32_t dir, const char *name, size_t len);
 int fs_write_super(struct sufs_fs *fs, int all_copies);
 int fs_write_gdt(struct sufs_fs *fs);
 /* Read and check every group descriptor (sufs_group_check()) into groups
@@ -269,6 +281,9 @@ int fs_scan_gdt(struct sufs_dev *dev, const struct sufs_super *sb, struct sufs_g
 void fs_now(struct sufs_fs *fs, int64_t *sec, uint32_t *nsec);
 int fs_alloc_struct(struct sufs_dev *dev, const struct sufs_super *sb, unsigned flags,
 		    struct sufs_fs **out);
+/* base/clock.c */
+double now_seconds_mono(void);
+/* fs/mount.c: everything the layers hold, snapshots first */
 void fs_free_struct(struct sufs_fs *fs);
 
 /* alloc.c */
@@ -336,7 +351,7 @@ int ops_trim_inode(struct sufs_fs *fs, uint32_t ino);
 struct snap;
 int snap_load(struct sufs_fs *fs);
 void snap_unload(struct sufs_fs *fs);
-int snap_is_file(const struct sufs_fs *fs, uint32_t ino);
+
 int snap_remove_orphan(struct sufs_fs *fs, uint32_t ino, uint32_t dir, const char *name);
 /* The snapshot of a slot just cleared is no longer kept: nothing more is
  * copied into it (-ENOENT: none was). */
@@ -347,9 +362,6 @@ const char *snap_file_problem(const struct sufs_fs *fs, const struct sufs_inode 
 /* Does the snapshot in slot read as a file system, this one as it was?
  * 0, or the error, and in *why what of it does not (fsck.sufs). */
 int snap_slot_readable(struct sufs_fs *fs, unsigned slot, const char **why);
-/* Is (dir, name) /.snap while it holds a snapshot?  Snapshots are found by
- * name there (sufs_snap_delete()): it keeps its name while it holds any. */
-int snap_dir_pinned(const struct sufs_fs *fs, uint32_t dir, const char *name, size_t len);
 int snap_needs(const struct sufs_fs *fs, uint64_t blk);
 void snap_cow(struct sufs_fs *fs, struct buf *b);
 int snap_claim(struct sufs_fs *fs, uint64_t blk);

@@ -117,7 +117,7 @@
  *
  * The engine's files: deps.c, the records and write images (this file);
  * epoch.c, deferred work, epochs, drains and flushes; query.c, what the
- * layers above may ask of what is pending; view.c, the tools' view
+ * layers above may ask of what is pending; walk.c, the tools' view
  * (sufs_deps_walk(), sufs_deps_flush()); writeback.c, the policy of the
  * three modes.  Their records are private (deps_priv.h); the layers above
  * use engine.h.
@@ -1006,6 +1006,27 @@ void waits_add(struct waits *w, upd_id id)
 	assert(w->n < DEPS_MAX_WAITS); /* engine.h: no operation builds more */
 	if (w->n < DEPS_MAX_WAITS)
 		w->id[w->n++] = id;
+}
+
+static const char *const kind_names[] = {
+	[UPD_BMSAFEMAP] = "bmsafemap",
+	[UPD_INODEDEP] = "inodedep",
+	[UPD_ALLOCDIRECT] = "allocdirect",
+	[UPD_INDIRDEP] = "indirdep",
+	[UPD_ALLOCINDIR] = "allocindir",
+	[UPD_DIRADD] = "diradd",
+	[UPD_MKDIR] = "mkdir",
+	[UPD_DIRREM] = "dirrem",
+	[UPD_FREEBLKS] = "freeblks",
+	[UPD_FREEFILE] = "freefile",
+	[UPD_DATA] = "data",
+	[UPD_COPYONWRITE] = "copyonwrite",
+};
+
+const char *deps_kind_name(unsigned kind)
+{
+	return kind < sizeof(kind_names) / sizeof(kind_names[0]) && kind_names[kind] ?
+		       kind_names[kind] : "unknown";
 }
 
 /* ---- invariants ---------------------------------------------------------------------- */

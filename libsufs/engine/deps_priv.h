@@ -1,6 +1,6 @@
 /*
  * deps_priv.h - the dependency engine's own records.  Only the engine's
- * files include it (deps.c, epoch.c, query.c, view.c), and its white-box
+ * files include it (deps.c, epoch.c, query.c, walk.c), and its white-box
  * unit tests; every other layer sees the engine through engine.h.
  */
 #ifndef SUFS_DEPS_PRIV_H

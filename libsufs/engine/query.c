@@ -1,7 +1,7 @@
 /*
- * query.c - what the layers above may ask of the dependency engine: the
- * names of update kinds, whether updates are pending (over a byte range,
- * of a kind, by id), notes filed under keys, and its counters.  Nothing
+ * query.c - what the layers above may ask of the dependency engine:
+ * whether updates are pending (over a byte range, of a kind, by id), notes
+ * filed under keys, and its counters.  Nothing
  * here changes what is pending.
  */
 #include "config.h"
@@ -9,27 +9,6 @@
 
 #include <errno.h>
 #include <stdlib.h>
-
-static const char *const kind_names[] = {
-	[UPD_BMSAFEMAP] = "bmsafemap",
-	[UPD_INODEDEP] = "inodedep",
-	[UPD_ALLOCDIRECT] = "allocdirect",
-	[UPD_INDIRDEP] = "indirdep",
-	[UPD_ALLOCINDIR] = "allocindir",
-	[UPD_DIRADD] = "diradd",
-	[UPD_MKDIR] = "mkdir",
-	[UPD_DIRREM] = "dirrem",
-	[UPD_FREEBLKS] = "freeblks",
-	[UPD_FREEFILE] = "freefile",
-	[UPD_DATA] = "data",
-	[UPD_COPYONWRITE] = "copyonwrite",
-};
-
-const char *deps_kind_name(unsigned kind)
-{
-	return kind < sizeof(kind_names) / sizeof(kind_names[0]) && kind_names[kind] ?
-		       kind_names[kind] : "unknown";
-}
 
 int deps_is_pending(struct sufs_fs *fs, upd_id id)
 {

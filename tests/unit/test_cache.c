@@ -7,7 +7,7 @@
 #include "config.h"
 #include "testutil.h"
 #include "sufs_int.h"
-#include "deps_priv.h"  /* deps_image(): the bytes a write would carry */
+#include "engine/deps_priv.h"  /* deps_image(): the bytes a write would carry */
 
 #include <errno.h>
 #include <stdlib.h>

@@ -29,7 +29,7 @@
 #include "config.h"
 #include "testutil.h"
 #include "sufs_int.h"
-#include "deps_priv.h"
+#include "engine/deps_priv.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -146,8 +146,8 @@ static int grab(struct sufs_fs *fs, enum sufs_bitmap which, uint32_t g, uint32_t
 	bit = find_zero(b->data, nbits, start);
 	/* a block a snapshot needs is never free (it claims what is freed):
 	 * on a damaged image it may look free; leave it alone */
-	while (bit >= 0 && which == SUFS_BITMAP_BLOCK && fs->nsnaps &&
-	       snap_needs(fs, l.start + (uint64_t)bit))
+	while (bit >= 0 && which == SUFS_BITMAP_BLOCK && fs->block_held &&
+	       fs->block_held(fs, l.start + (uint64_t)bit))
 		bit = find_zero(b->data, nbits, (uint32_t)bit + 1);
 	buf_put(fs, b);
 	if (bit < 0)

@@ -1,9 +1,13 @@
 /*
- * fs.c - opening, syncing and closing a file system.
+ * super.c - the file system in memory: its superblock and group
+ * descriptors, the clock, sync and the write mode, and the raw access
+ * tools have.
  *
  * The superblock and the group descriptors live in memory, decoded, while
  * the file system is open.  Their free counts are summaries: written as they
- * stand, unordered, at sync and close.
+ * stand, unordered, at sync and close.  Opening and closing are
+ * fs/mount.c's, at the top: they load and drop snapshots, which sit above
+ * this layer.
  */
 #include "config.h"
 #include "sufs_int.h"
@@ -13,13 +17,6 @@
 #include <time.h>
 
 #define CACHE_BYTES (64u << 20)
-
-double now_seconds_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 void fs_now(struct sufs_fs *fs, int64_t *sec, uint32_t *nsec)
 {
@@ -61,11 +58,11 @@ int fs_alloc_struct(struct sufs_dev *dev, const struct sufs_super *sb, unsigned 
 	fs->group_bad = calloc(sb->groups_count, 1);
 	fs->gdt_dirty = calloc(sb->gdt_blocks, 1);
 	fs->zero = calloc(1, sb->block_size);
+	pthread_mutex_init(&fs->lock, NULL);
 	if (!fs->groups || !fs->group_bad || !fs->gdt_dirty || !fs->zero) {
-		fs_free_struct(fs);
+		fs_free_base(fs);
 		return -ENOMEM;
 	}
-	pthread_mutex_init(&fs->lock, NULL);
 	fs->mode = SUFS_MODE_SOFTDEP;
 	fs->dirty_percent = 50;
 	fs->max_age_ms = 30000;
@@ -76,7 +73,7 @@ int fs_alloc_struct(struct sufs_dev *dev, const struct sufs_super *sb, unsigned 
 	if (!err)
 		err = deps_init(fs, fs_lost_order);
 	if (err) {
-		fs_free_struct(fs);
+		fs_free_base(fs);
 		return err;
 	}
 	fs->cache.write_back = cache_writeback;
@@ -84,9 +81,11 @@ int fs_alloc_struct(struct sufs_dev *dev, const struct sufs_super *sb, unsigned 
 	return 0;
 }
 
-void fs_free_struct(struct sufs_fs *fs)
+/* Free what fs_alloc_struct() made, and what the layers up to this one
+ * hold (the engine's records, the cache, the directory indexes); the
+ * layers above free theirs first (fs/mount.c: fs_free_struct()). */
+void fs_free_base(struct sufs_fs *fs)
 {
-	snap_unload(fs);
 	dirhash_drop(fs, 0);
 	deps_destroy(fs);
 	if (fs->cache.hash)
@@ -148,7 +147,7 @@ int fs_scan_gdt(struct sufs_dev *dev, const struct sufs_super *sb, struct sufs_g
 	return err ? err : nbad;
 }
 
-static int read_gdt(struct sufs_fs *fs)
+int fs_read_gdt(struct sufs_fs *fs)
 {
 	int n = fs_scan_gdt(fs->dev, &fs->sb, fs->groups, fs->group_bad);
 	uint32_t g;
@@ -224,86 +223,9 @@ int fs_write_super(struct sufs_fs *fs, int all_copies)
 	return err;
 }
 
-int sufs_open_dev(struct sufs_dev *dev, unsigned flags, uint64_t sb_offset,
-		  struct sufs_fs **out)
-{
-	uint8_t raw[SUFS_SB_SIZE];
-	struct sufs_super sb;
-	struct sufs_fs *fs;
-	int err;
-
-	if ((flags & SUFS_OPEN_RDWR) && !dev->writable)
-		return -EROFS;
-	if (!sb_offset)
-		sb_offset = SUFS_SB_OFFSET;
-	if (!dev->is_blockdev && dev->size < sb_offset + SUFS_SB_SIZE)
-		return -SUFS_ESHORT;
-	err = sufs_dev_read(dev, sb_offset, raw, sizeof(raw));
-	if (err)
-		return err;
-	sufs_super_decode(raw, &sb);
-	if (sb.magic != SUFS_MAGIC)
-		return -SUFS_EMAGIC;
-	if (sb.checksum != sufs_super_csum(raw) && !(flags & SUFS_OPEN_IGNORE_CSUM))
-		return -SUFS_ECHECKSUM;
-	err = sufs_super_check(&sb, dev->is_blockdev && !dev->size ? 0 : dev->size, NULL);
-	if (err)
-		return err;
-	err = fs_alloc_struct(dev, &sb, flags, &fs);
-	if (err)
-		return err;
-	fs->sb_offset = sb_offset;
-	fs->was_clean = (sb.state & SUFS_STATE_CLEAN) != 0;
-	err = read_gdt(fs);
-	if (err) {
-		fs_free_struct(fs);
-		return err;
-	}
-	if ((flags & SUFS_OPEN_RDWR) && !(flags & SUFS_OPEN_NOFLAGS)) {
-		/* in use: unclean until closed */
-		fs->sb.state &= ~SUFS_STATE_CLEAN;
-		fs->sb.mount_count++;
-		/* generation numbers differ from one session to the next */
-		fs->next_generation = fs->sb.mount_count << 20 | 1;
-		fs_now(fs, &fs->sb.mount_time, &(uint32_t){ 0 });
-		err = fs_write_super(fs, 0);
-		if (!err)
-			err = sufs_dev_barrier(dev);
-		if (err) {
-			fs->dev = NULL;
-			fs_free_struct(fs);
-			return err;
-		}
-	}
-	/* from the first change on, snapshots get their copies */
-	if (flags & SUFS_OPEN_RDWR) {
-		err = snap_load(fs);
-		if (err) {
-			fs->dev = NULL;
-			fs_free_struct(fs);
-			return err;
-		}
-	}
-	*out = fs;
-	return 0;
-}
-
-int sufs_open(const char *path, unsigned flags, struct sufs_fs **out)
-{
-	struct sufs_dev *dev;
-	int err = sufs_dev_open(path, (flags & SUFS_OPEN_RDWR) ? SUFS_DEV_RDWR : 0, &dev);
-
-	if (err)
-		return err;
-	err = sufs_open_dev(dev, flags, 0, out);
-	if (err)
-		sufs_dev_close(dev);
-	return err;
-}
-
 /* Everything pending to disk, the summaries after it.  In async mode the
  * blocks go out as they stand and one barrier closes the lot. */
-static int write_all(struct sufs_fs *fs)
+int fs_write_all(struct sufs_fs *fs)
 {
 	int err = 0;
 
@@ -348,57 +270,12 @@ int sufs_sync(struct sufs_fs *fs)
 
 	if (!(fs->flags & SUFS_OPEN_RDWR))
 		return 0;
-	err = write_all(fs);
+	err = fs_write_all(fs);
 	if (!err)
 		err = sufs_dev_barrier(fs->dev);
 	if (!err && !fs->mkfs)
 		err = fs_write_super(fs, 0);
 	return err ? err : deps_order_was_lost(fs) ? -ENOMEM : 0;
-}
-
-/*
- * Close: write back everything, then the superblock marked clean.  A file
- * system fresh from sufs_mkfs() gets its superblocks (primary and backups)
- * only now, after a barrier, so that an interrupted mkfs leaves nothing
- * that claims to be valid.
- */
-int sufs_close(struct sufs_fs *fs)
-{
-	int err = 0;
-
-	if (fs->flags & SUFS_OPEN_RDWR) {
-		/* clean only if it was (or a background check left no leak): the
-		 * leaks a crash left stay until a check, however much is written
-		 * meanwhile (the checker, opening with NOFLAGS, decides itself) */
-		if ((!(fs->flags & SUFS_OPEN_NOFLAGS) && fs->was_clean) || fs->mkfs)
-			fs->sb.state |= SUFS_STATE_CLEAN;
-		/* a new file system went out whole before its superblock: it is
-		 * ready for the default mode */
-		fs->sb.write_mode = fs->mkfs ? SUFS_MODE_SOFTDEP : fs->mode;
-		if (deps_order_was_lost(fs))
-			fs->sb.flags |= SUFS_FLAG_NEEDS_FSCK;
-		err = ops_release_all(fs);
-		if (!err)
-			err = write_all(fs);
-		if (!err)
-			err = sufs_dev_barrier(fs->dev);
-		if (!err)
-			err = fs_write_super(fs, fs->mkfs);
-		if (!err)
-			err = sufs_dev_barrier(fs->dev);
-		if (!err && deps_order_was_lost(fs))
-			err = -ENOMEM; /* all written, but not always in order */
-	}
-	sufs_dev_close(fs->dev);
-	fs_free_struct(fs);
-	return err;
-}
-
-/* A crash: whatever is only in memory is lost. */
-void sufs_abandon(struct sufs_fs *fs)
-{
-	sufs_dev_close(fs->dev);
-	fs_free_struct(fs);
 }
 
 const struct sufs_super *sufs_get_super(struct sufs_fs *fs)
@@ -463,6 +340,44 @@ int sufs_test_break_rule(struct sufs_fs *fs, unsigned rule)
 	if (rule > 4)
 		return -EINVAL;
 	fs->broken_rule = rule;
+	return 0;
+}
+
+/* ---- the snapshot slots -------------------------------------------------------- */
+
+/*
+ * The superblock's slots name the snapshot files (snap/ keeps the
+ * snapshots themselves): what the operations below snapshots need to know
+ * of them, to refuse changing a snapshot's file or renaming /.snap.
+ */
+const char snapdir_name[] = ".snap";
+
+/* The slot naming inode ino, or -1. */
+int sb_snap_slot(const struct sufs_fs *fs, uint32_t ino)
+{
+	unsigned i;
+
+	for (i = 0; i < SUFS_SNAP_SLOTS; i++)
+		if (ino && fs->sb.snap[i].ino == ino)
+			return (int)i;
+	return -1;
+}
+
+int snap_is_file(const struct sufs_fs *fs, uint32_t ino)
+{
+	return sb_snap_slot(fs, ino) >= 0;
+}
+
+int snap_dir_pinned(const struct sufs_fs *fs, uint32_t dir, const char *name, size_t len)
+{
+	unsigned i;
+
+	if (dir != SUFS_ROOT_INO || len != sizeof(snapdir_name) - 1 ||
+	    memcmp(name, snapdir_name, len) != 0)
+		return 0;
+	for (i = 0; i < SUFS_SNAP_SLOTS; i++)
+		if (fs->sb.snap[i].ino)
+			return 1;
 	return 0;
 }
 

@@ -1,5 +1,5 @@
 /*
- * view.c - the dependency engine as tools see it: sufs_deps_walk() hands
+ * walk.c - the dependency engine as tools see it: sufs_deps_walk() hands
  * out each dirty block with its pending updates, sufs_deps_flush() writes
  * one epoch and says what each write carried (sufs-debug's deps, why and
  * flush).
