@@ -289,6 +289,7 @@ void fs_free_struct(struct sufs_fs *fs);
 /* alloc.c */
 int alloc_block(struct sufs_fs *fs, uint64_t goal, uint64_t *blk, upd_id *id);
 int alloc_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino, upd_id *id);
+int alloc_room(struct sufs_fs *fs, uint64_t need);
 int free_block(struct sufs_fs *fs, uint64_t blk);
 int free_inode(struct sufs_fs *fs, uint32_t ino, int was_dir);
 int bitmap_test(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int *set);

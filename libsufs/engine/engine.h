@@ -112,6 +112,10 @@ int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, v
 	       void *arg, int barrier);
 /* Epochs until nothing is pending and no work is deferred. */
 int deps_drain(struct sufs_fs *fs);
+/* Write what deferred work waits for, and let it run (the frees a full
+ * file system waits for): 1 when some ran, 0 when none was waiting, or an
+ * error. */
+int deps_flush_deferred(struct sufs_fs *fs);
 /* Epochs that write the given updates and what they wait for (fsync, sync
  * mode); ids is scratch, freed here. */
 int deps_flush_set(struct sufs_fs *fs, upd_id *ids, size_t n);

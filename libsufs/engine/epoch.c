@@ -365,3 +365,42 @@ int deps_drain(struct sufs_fs *fs)
 	return 0;
 }
 
+/*
+ * Write every update deferred work waits for, with what those wait for,
+ * and run the work (an allocation found no room: the frees it waits for
+ * may make some).  Work that the running defers again (a freed block a
+ * snapshot's copy still holds) is left for the next call.
+ */
+int deps_flush_deferred(struct sufs_fs *fs)
+{
+	struct deps *d = fs->deps;
+	uint64_t before = d->ndeferred;
+	struct deferred *w;
+	size_t n = 0, cap = 0;
+	upd_id *ids = NULL, *p;
+	unsigned i;
+	int err;
+
+	if (!before || d->running_deferred)
+		return 0;
+	for (w = d->deferred; w; w = w->next) {
+		for (i = 0; i < w->nwaits; i++) {
+			if (n == cap) {
+				cap = cap * 2 + 64;
+				p = realloc(ids, cap * sizeof(*ids));
+				if (!p) {
+					free(ids);
+					return -ENOMEM;
+				}
+				ids = p;
+			}
+			ids[n++] = w->waits[i];
+		}
+	}
+	err = deps_flush_set(fs, ids, n); /* frees ids */
+	if (!err)
+		err = deps_run_deferred(fs);
+	if (err)
+		return err;
+	return d->ndeferred < before ? 1 : 0;
+}

@@ -160,7 +160,7 @@ static int grab(struct sufs_fs *fs, enum sufs_bitmap which, uint32_t g, uint32_t
 	return err < 0 ? err : 0;
 }
 
-int alloc_block(struct sufs_fs *fs, uint64_t goal, uint64_t *blk, upd_id *id)
+static int find_block(struct sufs_fs *fs, uint64_t goal, uint64_t *blk, upd_id *id)
 {
 	uint32_t ngroups = fs->sb.groups_count, g0, g, i, start;
 	int err;
@@ -212,7 +212,8 @@ static uint32_t pick_group(struct sufs_fs *fs, uint32_t parent, int is_dir)
 	return best;
 }
 
-int alloc_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino, upd_id *id)
+static int find_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino,
+		      upd_id *id)
 {
 	uint32_t ngroups = fs->sb.groups_count, g0, g, i;
 	uint64_t n;
@@ -236,6 +237,44 @@ int alloc_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino, 
 		return 0;
 	}
 	return -ENOSPC;
+}
+
+/*
+ * Space freed is space usable.  A block or an inode freed under soft
+ * updates goes back to its bitmap only once every old pointer to it is
+ * cleared on disk (rule 2): until then it is deferred work.  An allocation
+ * that finds no room while such frees wait writes back what they wait for,
+ * lets them run, and looks again (as FreeBSD's softdep_request_cleanup()):
+ * ENOSPC only when the space is really in use.
+ */
+int alloc_block(struct sufs_fs *fs, uint64_t goal, uint64_t *blk, upd_id *id)
+{
+	int err = find_block(fs, goal, blk, id), rc;
+
+	while (err == -ENOSPC && (rc = deps_flush_deferred(fs)) != 0)
+		err = rc < 0 ? rc : find_block(fs, goal, blk, id);
+	return err;
+}
+
+/* Are there need free blocks, once the frees that wait have run if need
+ * be?  0 or -ENOSPC (an operation that cannot finish allocates nothing). */
+int alloc_room(struct sufs_fs *fs, uint64_t need)
+{
+	int rc;
+
+	while (fs->sb.free_blocks < need)
+		if ((rc = deps_flush_deferred(fs)) <= 0)
+			return rc < 0 ? rc : -ENOSPC;
+	return 0;
+}
+
+int alloc_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino, upd_id *id)
+{
+	int err = find_inode(fs, parent, is_dir, ino, id), rc;
+
+	while (err == -ENOSPC && (rc = deps_flush_deferred(fs)) != 0)
+		err = rc < 0 ? rc : find_inode(fs, parent, is_dir, ino, id);
+	return err;
 }
 
 /*

@@ -329,7 +329,7 @@ int bmap_room(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk, un
 		if (!ptr)
 			need += (uint64_t)(depth - level + 1);
 	}
-	return fs->sb.free_blocks < need ? -ENOSPC : 0;
+	return alloc_room(fs, need);
 }
 
 int sufs_bmap(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t *pblk)
