@@ -13,7 +13,7 @@
  *   snap.c    snapshots: copy on write, the view
  *   ops.c     the file-system operations
  *   fs.c      opening, syncing and closing; mkfs.c formats;
- *   check.c   the checker, bgcheck.c its background run.
+ *   check/    the checker, and its background run (check/bgcheck.c).
  * Layers above the cache never write a block: they change a buffer's bytes
  * after announcing the change with buf_update(), and the cache decides when
  * and how the block goes out.
@@ -417,7 +417,7 @@ int dir_init(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint32_t p
 int dir_iterate(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
 		sufs_dirent_fn fn, void *arg);
 
-/* check.c: the checker's buffer cache, 64 blocks of 4 KiB (never fewer
+/* check/: the checker's buffer cache, 64 blocks of 4 KiB (never fewer
  * than 64 blocks, the library's minimum).  What the passes read again (a
  * directory's inode in pass 2, its first block in pass 3) comes from the
  * system's page cache; a repair's dirty blocks are written back (async) as

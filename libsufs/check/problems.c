@@ -1,8 +1,8 @@
 /*
- * check_problems.c - the one table of problems the checker knows.
+ * problems.c - the one table of problems the checker knows.
  *
  * A row is a code, a stable name, the pass that finds it, its flags, the
- * question it asks and a message template.  check.c reports every problem
+ * question it asks and a message template.  The checker reports every problem
  * through one function, fix_problem(), which reads the row and decides:
  * -n answers no, -y yes, preen fixes only PREEN_OK rows and stops at any
  * other, leak-only fixes only LEAK rows and changes nothing if it meets

@@ -33,7 +33,7 @@
  * come from the found-blocks bitmap.
  *
  * Every problem goes through fix_problem(), which reads the row of the
- * problem table (check_problems.c) and decides.  A repair leaves a file
+ * problem table (problems.c) and decides.  A repair leaves a file
  * system that a second full check finds clean.
  */
 #include "config.h"
