@@ -37,149 +37,12 @@
  * system that a second full check finds clean.
  */
 #include "config.h"
-#include "sufs_int.h"
+#include "check_int.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-
-/* A directory, as passes 2 and 3 know it. */
-struct dirinfo {
-	uint32_t ino;
-	uint32_t dotdot;        /* what its '..' names (0: none) */
-	uint32_t parent;        /* the directory whose entry names it (0: none) */
-	uint32_t mark;          /* pass 3: 1 reaches the root, else a walk's stamp */
-	uint32_t entries;       /* live entries other than '.' and '..' */
-	uint64_t name_blk;      /* where the entry naming it is (pass 2) */
-	uint32_t name_off;
-	uint8_t cleared;
-};
-
-/*
- * A pointer past the end of its file, found by pass 1's walk and judged
- * once every inode has claimed its blocks (past_judge()).  Where it lives:
- * the inode's own slot (parent 0), or an indirect block's.
- */
-struct past {
-	uint32_t ino;
-	uint32_t slot;
-	uint64_t parent;
-	uint64_t ptr;
-	uint64_t lblk;
-	uint64_t size;
-	int level;
-};
-
-/* A file with the snapshot flag (pass 1), and where a name of it is
- * (pass 2; dir 0: none met). */
-struct flagged {
-	uint32_t ino;
-	uint32_t dir;
-	uint32_t name_off;
-	uint64_t name_blk;
-	char name[SUFS_NAME_MAX + 1];
-};
-
-/* What a problem is about: the placeholders of its message. */
-struct pctx {
-	uint32_t ino, ino2, dir;
-	uint64_t blk, blk2, num, num2;
-	const char *str, *str2;
-};
-
-/* Pass 2: the names met so far in the directory being checked, to find a
- * name given twice.  An open-addressing table (a name's hash, and where in
- * the arena the name is) over an arena that holds, for each name, the
- * inode its entry names, its length and its bytes. */
-struct nameslot {
-	uint32_t hash;
-	uint32_t off;           /* arena offset + 1; 0 is empty */
-};
-
-struct nameset {
-	uint8_t *arena;
-	size_t used, cap;
-	struct nameslot *slots;
-	size_t nslots, n;
-	size_t suffix;          /* the next ~N to try for a renamed entry */
-};
-
-enum stop { GOING, HALTED, CANCELLED };
-
-/* What a leak-only trial run reports is held back: it is told only if the
- * trial is the last run (something worse than a leak was found). */
-struct held {
-	unsigned pass;          /* a pass began (problem.def NULL) */
-	const char *pass_name;
-	struct sufs_problem problem;
-};
-
-struct chk {
-	struct sufs_fs *fs;
-	const struct sufs_check_opts *o;
-	struct sufs_check_result *r;
-	unsigned flags;
-	int dry;                /* leak-only trial run: decide nothing, count */
-	int writable;
-	int touched;            /* the image has been marked unclean for repair */
-	enum stop stop;
-	uint64_t nblocks;
-	uint32_t ninodes;
-	uint8_t *found;         /* blocks in use: metadata and claimed */
-	uint8_t *dup;           /* blocks claimed twice (NULL if none) */
-	uint8_t *seen;          /* pass 1b: blocks whose first claimant is known */
-	int dup_kept;           /* pass 1b: a block is still claimed twice */
-	int ino_shares;         /* pass 1b: the current inode keeps a shared block
-	                           (1: a copy was refused, 2: no room for one) */
-	uint64_t *firsts;       /* pass 1b: blocks cleared inodes, and the current
-	                           one, were the first claimants of */
-	size_t nfirsts, capfirsts;
-	uint8_t *ftype;         /* per inode: SUFS_FT_*, 0 when free */
-	uint16_t *links;        /* per inode: names counted */
-	struct dirinfo *dirs;
-	size_t ndirs, capdirs;
-	uint64_t ndups;
-	uint64_t *claimed;      /* pass 1: blocks the current inode claimed first */
-	size_t nclaimed, capclaimed;
-	uint8_t *scratch;       /* a block */
-	uint32_t lost_found;
-	int alloc_ready;        /* on-disk bitmaps agree with the found ones */
-	int alloc_unsafe;       /* they could not be made to */
-	int dotdot_counted;
-	uint64_t cur_pblk;      /* pass 2: the directory block being checked */
-	uint8_t *cur_blk;
-	struct buf *cur_buf;
-	struct nameset names;   /* pass 2: the names in the current directory */
-	uint32_t snapdir;       /* pass 2: /.snap's inode (0: none met yet) */
-	uint32_t snap_named;    /* pass 2: bit i, slot i's file is named in /.snap */
-	unsigned polls;
-	struct held *held;
-	size_t nheld, capheld;
-	uint64_t *snapclaims;   /* pass 5: leaked blocks a snapshot needs */
-	size_t nsnapclaims, capsnapclaims;
-	struct flagged *flagged; /* pass 1: files with the snapshot flag */
-	size_t nflagged, capflagged;
-	struct past *past;      /* pass 1: pointers past a file's end, judged last */
-	size_t npast, cappast;
-	uint8_t *pastmap;       /* blocks under them, one bit each (NULL: none) */
-};
-
-/* ---- small bitmaps ------------------------------------------------------- */
-
-static int bit_test(const uint8_t *m, uint64_t n)
-{
-	return (m[n >> 3] >> (n & 7)) & 1;
-}
-static void bit_set(uint8_t *m, uint64_t n)
-{
-	m[n >> 3] |= (uint8_t)(1u << (n & 7));
-}
-static void bit_clear(uint8_t *m, uint64_t n)
-{
-	m[n >> 3] &= (uint8_t)~(1u << (n & 7));
-}
 
 /* ---- problems ------------------------------------------------------------ */
 
@@ -325,7 +188,7 @@ void check_tell(const struct sufs_check_opts *o, struct sufs_check_result *r, un
  * refuses whatever is not a leak; preen fixes PREEN_OK problems and
  * halts at any other; -y says yes; otherwise the caller is asked.
  */
-static int fix_problem(struct chk *c, unsigned code, const struct pctx *x)
+int fix_problem(struct chk *c, unsigned code, const struct pctx *x)
 {
 	const struct sufs_problem_def *d = sufs_problem_def(code);
 	struct sufs_check_result *r = c->r;
@@ -387,7 +250,7 @@ static void fix_failed(struct chk *c)
 	c->r->status |= SUFS_EXIT_UNCORRECTED;
 }
 
-static int poll_stop(struct chk *c)
+int poll_stop(struct chk *c)
 {
 	if (c->stop == GOING && c->o->cancelled && (++c->polls & 63) == 0 &&
 	    c->o->cancelled(c->o->arg))
@@ -395,7 +258,7 @@ static int poll_stop(struct chk *c)
 	return c->stop != GOING;
 }
 
-static void progress(struct chk *c, unsigned pass, uint64_t done, uint64_t total)
+void pass_progress(struct chk *c, unsigned pass, uint64_t done, uint64_t total)
 {
 	if (c->o->progress && ((done & 255) == 0 || done == total))
 		c->o->progress(c->o->arg, pass, done, total);
@@ -740,6 +603,7 @@ static int choose_super(struct chk *c, struct sufs_dev *dev, uint64_t *off,
 
 /* ---- pass 1: inodes and block maps --------------------------------------- */
 
+/* The walk of one inode's block map (walk_ptr()), and what it counts. */
 struct walkst {
 	uint32_t ino;
 	uint64_t parent;        /* where the pointer walked lives: an indirect */
@@ -753,6 +617,7 @@ struct walkst {
 	uint64_t size;
 };
 
+/* The inode being walked claims block b: found, or found twice. */
 static int claim(struct chk *c, uint64_t b)
 {
 	if (bit_test(c->found, b)) {
@@ -779,6 +644,7 @@ static int claim(struct chk *c, uint64_t b)
 	return 0;
 }
 
+/* The logical blocks one pointer at level maps (a data block's: 1). */
 static uint64_t span_of(struct chk *c, int level)
 {
 	uint64_t s = 1;
@@ -1349,7 +1215,7 @@ static int pass1(struct chk *c)
 			memcpy(c->scratch, b->data, fs->bsize);
 			buf_put(fs, b);
 			if (memcmp(c->scratch, fs->zero, fs->bsize) == 0) {
-				progress(c, 1, (uint64_t)g * fs->sb.inodes_per_group +
+				pass_progress(c, 1, (uint64_t)g * fs->sb.inodes_per_group +
 					 (k + 1) * fs->inodes_per_block, c->ninodes);
 				continue; /* a block of never-used inodes */
 			}
@@ -1358,7 +1224,7 @@ static int pass1(struct chk *c)
 				if (poll_stop(c))
 					return 0;
 				rc = check_inode(c, ino, c->scratch + i * SUFS_INODE_SIZE);
-				progress(c, 1, ino, c->ninodes);
+				pass_progress(c, 1, ino, c->ninodes);
 			}
 		}
 	}
@@ -1569,8 +1435,6 @@ static int pass1b(struct chk *c)
 }
 
 /* ---- the library's allocator --------------------------------------------- */
-
-static int pass5(struct chk *c);
 
 /*
  * The library allocates from the on-disk bitmaps: before it first does,
@@ -2191,7 +2055,7 @@ static int pass2(struct chk *c)
 			}
 			rc = check_dir_block(c, d, lblk, pblk);
 		}
-		progress(c, 2, i + 1, c->ndirs);
+		pass_progress(c, 2, i + 1, c->ndirs);
 	}
 	dirhash_drop(fs, 0); /* indexes built before the repairs are stale */
 	return rc;
@@ -2556,7 +2420,7 @@ static int pass3(struct chk *c)
 		for (cur = rest ? dir_find_info(c, rest) : NULL; cur && cur->mark == stamp;
 		     cur = cur->parent ? dir_find_info(c, cur->parent) : NULL)
 			cur->mark = 1;
-		progress(c, 3, i + 1, c->ndirs);
+		pass_progress(c, 3, i + 1, c->ndirs);
 	}
 	/* '..' names the parent */
 	for (i = 0; i < c->ndirs && !rc; i++) {
@@ -2658,230 +2522,9 @@ static int pass4(struct chk *c)
 			in.links = n;
 			rc = inode_store(fs, ino, &in, UPD_INODEDEP, NULL, NULL);
 		}
-		progress(c, 4, ino, c->ninodes);
+		pass_progress(c, 4, ino, c->ninodes);
 	}
 	return rc;
-}
-
-/* ---- pass 5: bitmaps and summaries --------------------------------------- */
-
-/* Report and fix a run [a, b] of one kind of bitmap difference. */
-static int bitmap_run(struct chk *c, enum sufs_bitmap which, int used, uint64_t a, uint64_t b)
-{
-	struct sufs_fs *fs = c->fs;
-	struct pctx x = { 0 };
-	struct sufs_group *gd, saved;
-	uint64_t n, sb_blocks = fs->sb.free_blocks;
-	uint32_t sb_inodes = fs->sb.free_inodes;
-	unsigned code;
-	int rc;
-
-	if (which == SUFS_BITMAP_BLOCK) {
-		x.blk = a;
-		x.blk2 = b;
-		code = used ? SUFS_PR_BLOCKS_UNMARKED : SUFS_PR_BLOCKS_LEAKED;
-	} else {
-		x.ino = (uint32_t)a;
-		x.ino2 = (uint32_t)b;
-		code = used ? SUFS_PR_INODES_UNMARKED : SUFS_PR_INODES_LEAKED;
-	}
-	if (!fix_problem(c, code, &x)) {
-		if (used)
-			c->alloc_unsafe = 1;
-		return 0;
-	}
-	/* the bits alone: bitmap_set() moves the summaries with them, but
-	 * check_summaries() judges those as they stand, against what was found */
-	gd = &fs->groups[which == SUFS_BITMAP_BLOCK ? a / fs->sb.blocks_per_group
-						    : (a - 1) / fs->sb.inodes_per_group];
-	saved = *gd;
-	for (n = a; n <= b; n++) {
-		if (which == SUFS_BITMAP_BLOCK && !used && fs->nsnaps && snap_needs(fs, n)) {
-			/* unchanged since a snapshot was taken, which needs it:
-			 * the snapshot takes it, once the bitmaps are right */
-			if (c->nsnapclaims == c->capsnapclaims) {
-				size_t cap = c->capsnapclaims ? 2 * c->capsnapclaims : 64;
-				uint64_t *p = realloc(c->snapclaims, cap * sizeof(*p));
-				if (!p)
-					return -ENOMEM;
-				c->snapclaims = p;
-				c->capsnapclaims = cap;
-			}
-			c->snapclaims[c->nsnapclaims++] = n;
-			continue;
-		}
-		if ((rc = bitmap_set(fs, which, n, used, NULL)) < 0)
-			return rc;
-	}
-	gd->free_blocks = saved.free_blocks;
-	gd->free_inodes = saved.free_inodes;
-	fs->sb.free_blocks = sb_blocks;
-	fs->sb.free_inodes = sb_inodes;
-	return 0;
-}
-
-/* Compare one group's bitmap with what should be set. */
-static int check_bitmap(struct chk *c, enum sufs_bitmap which, uint32_t g)
-{
-	struct sufs_fs *fs = c->fs;
-	struct sufs_group_layout l;
-	uint64_t nbits = (uint64_t)fs->bsize * 8, i, first = 0, base, n;
-	uint32_t limit;
-	struct pctx x = { .num = g };
-	struct buf *b;
-	int run = -1, pad_bad = 0, rc = 0, want, have;
-
-	if (c->stop != GOING)
-		return 0;
-
-	sufs_group_layout(&fs->sb, g, &l);
-	if (which == SUFS_BITMAP_BLOCK) {
-		limit = (uint32_t)(l.end - l.start);
-		base = l.start;
-	} else {
-		limit = fs->sb.inodes_per_group;
-		base = (uint64_t)g * fs->sb.inodes_per_group + 1;
-	}
-	rc = buf_get(fs, which == SUFS_BITMAP_BLOCK ? l.block_bitmap : l.inode_bitmap,
-		     BUF_BITMAP, &b);
-	if (rc)
-		return rc;
-	memcpy(c->scratch, b->data, fs->bsize);
-	buf_put(fs, b);
-	/* runs of consecutive differences of one kind are one problem */
-	for (i = 0; i < limit && !rc; i++) {
-		n = base + i;
-		/* groups start on a multiple of 8 blocks: skip equal bytes */
-		if (which == SUFS_BITMAP_BLOCK && run < 0 && !(i & 7) && i + 8 <= limit &&
-		    c->found[n >> 3] == c->scratch[i >> 3]) {
-			i += 7;
-			continue;
-		}
-		if (which == SUFS_BITMAP_BLOCK)
-			want = bit_test(c->found, n);
-		else
-			want = n < SUFS_ROOT_INO || c->ftype[n] != 0;
-		have = bit_test(c->scratch, i);
-		if (run >= 0 && (want == have || want != run)) {
-			rc = bitmap_run(c, which, run, first, n - 1);
-			run = -1;
-		}
-		if (want != have && run < 0) {
-			run = want;
-			first = n;
-		}
-	}
-	if (!rc && run >= 0)
-		rc = bitmap_run(c, which, run, first, base + limit - 1);
-	for (i = limit; i < nbits && !pad_bad; i++) {
-		if (!(i & 7) && c->scratch[i >> 3] == 0xff)
-			i += 7;
-		else if (!bit_test(c->scratch, i))
-			pad_bad = 1;
-	}
-	x.str = which == SUFS_BITMAP_BLOCK ? "block" : "inode";
-	if (!rc && pad_bad && fix_problem(c, SUFS_PR_BITMAP_PADDING, &x)) {
-		rc = buf_get(fs, which == SUFS_BITMAP_BLOCK ? l.block_bitmap : l.inode_bitmap,
-			     BUF_BITMAP, &b);
-		if (rc)
-			return rc;
-		buf_update(fs, b, 0, fs->bsize, UPD_BMSAFEMAP, NULL);
-		for (i = limit; i < nbits; i++)
-			bit_set(b->data, i);
-		buf_put(fs, b);
-	}
-	return rc;
-}
-
-static int check_summaries(struct chk *c)
-{
-	struct sufs_fs *fs = c->fs;
-	struct sufs_group_layout l;
-	uint64_t blk, total_fb = 0, total_fi = 0;
-	uint32_t g, ino, fb, fi, dirs, last;
-	struct pctx x;
-	char text[160];
-	int n;
-
-	c->r->dirs = 0;
-	for (g = 0; g < fs->sb.groups_count; g++) {
-		struct sufs_group *gd = &fs->groups[g];
-		sufs_group_layout(&fs->sb, g, &l);
-		fb = fi = dirs = 0;
-		for (blk = l.first_data; blk < l.end; blk++)
-			fb += !bit_test(c->found, blk);
-		ino = g * fs->sb.inodes_per_group + 1;
-		last = ino + fs->sb.inodes_per_group;
-		for (; ino < last; ino++) {
-			fi += ino >= SUFS_ROOT_INO && !c->ftype[ino];
-			dirs += c->ftype[ino] == SUFS_FT_DIR;
-		}
-		total_fb += fb;
-		total_fi += fi;
-		c->r->dirs += dirs;
-		if (gd->free_blocks == fb && gd->free_inodes == fi && gd->used_dirs == dirs)
-			continue;
-		n = snprintf(text, sizeof(text),
-			     "free blocks %u, free inodes %u, directories %u; should be %u, %u, %u",
-			     gd->free_blocks, gd->free_inodes, gd->used_dirs, fb, fi, dirs);
-		(void)n;
-		x = (struct pctx){ .num = g, .str = text };
-		if (fix_problem(c, SUFS_PR_GROUP_COUNTS, &x)) {
-			gd->free_blocks = fb;
-			gd->free_inodes = fi;
-			gd->used_dirs = dirs;
-			fs->gdt_dirty[(uint64_t)g * SUFS_GROUP_DESC_SIZE / fs->bsize] = 1;
-		}
-	}
-	c->r->blocks_used = fs->sb.blocks_count - total_fb;
-	c->r->inodes_used = fs->sb.inodes_count - (uint32_t)total_fi;
-	if (fs->sb.free_blocks == total_fb && fs->sb.free_inodes == total_fi)
-		return 0;
-	snprintf(text, sizeof(text), "free blocks %llu, free inodes %u; should be %llu, %llu",
-		 (unsigned long long)fs->sb.free_blocks, fs->sb.free_inodes,
-		 (unsigned long long)total_fb, (unsigned long long)total_fi);
-	x = (struct pctx){ .str = text };
-	if (fix_problem(c, SUFS_PR_SB_COUNTS, &x)) {
-		fs->sb.free_blocks = total_fb;
-		fs->sb.free_inodes = (uint32_t)total_fi;
-		fs->sb_dirty = 1;
-	}
-	return 0;
-}
-
-/* Leaked blocks that a snapshot still needs (a claim that a crash cut
- * short): the snapshot takes them, now that the bitmaps are right and
- * allocating the pointers' blocks is safe. */
-static int snap_claims(struct chk *c)
-{
-	struct sufs_fs *fs = c->fs;
-	size_t i;
-	int rc = 0;
-
-	for (i = 0; i < c->nsnapclaims && rc >= 0; i++) {
-		if (snap_claim(fs, c->snapclaims[i]))
-			bit_set(c->found, c->snapclaims[i]);
-		else
-			rc = bitmap_set(fs, SUFS_BITMAP_BLOCK, c->snapclaims[i], 0, NULL);
-	}
-	c->nsnapclaims = 0; /* pass 5 may run again (prepare_alloc) */
-	return rc < 0 ? rc : 0;
-}
-
-static int pass5(struct chk *c)
-{
-	uint32_t g;
-	int rc = 0;
-
-	for (g = 0; g < c->fs->sb.groups_count && !rc && !poll_stop(c); g++) {
-		rc = check_bitmap(c, SUFS_BITMAP_BLOCK, g);
-		if (!rc)
-			rc = check_bitmap(c, SUFS_BITMAP_INODE, g);
-		progress(c, 5, g + 1, c->fs->sb.groups_count);
-	}
-	if (!rc && c->nsnapclaims)
-		rc = snap_claims(c);
-	return rc ? rc : check_summaries(c);
 }
 
 /* ---- pass 0 after opening: group descriptors, snapshot slots ------------- */
@@ -3012,6 +2655,7 @@ static int check_snap_slots(struct chk *c)
 	return 0;
 }
 
+/* Does a slot name inode ino? */
 static int snap_slot_of(struct chk *c, uint32_t ino)
 {
 	uint32_t i;
@@ -3388,3 +3032,4 @@ int sufs_check(const char *path, const struct sufs_check_opts *o, struct sufs_ch
 	sufs_dev_close(dev);
 	return rc;
 }
+

@@ -1,0 +1,158 @@
+/*
+ * check_int.h - what the checker's files share; only they include it.
+ *
+ * One run of the checker is a struct chk: what it was asked, what it has
+ * found so far (a bit per block, a file type and a name count per inode,
+ * the directories), and where the pass at work is.  The passes fill it in
+ * order (run_passes(), check.c).
+ */
+#ifndef SUFS_CHECK_INT_H
+#define SUFS_CHECK_INT_H
+
+#include "sufs_int.h"
+
+/* A directory, as passes 2 and 3 know it. */
+struct dirinfo {
+	uint32_t ino;
+	uint32_t dotdot;        /* what its '..' names (0: none) */
+	uint32_t parent;        /* the directory whose entry names it (0: none) */
+	uint32_t mark;          /* pass 3: 1 reaches the root, else a walk's stamp */
+	uint32_t entries;       /* live entries other than '.' and '..' */
+	uint64_t name_blk;      /* where the entry naming it is (pass 2) */
+	uint32_t name_off;
+	uint8_t cleared;
+};
+
+/*
+ * A pointer past the end of its file, found by pass 1's walk and judged
+ * once every inode has claimed its blocks (past_judge()).  Where it lives:
+ * the inode's own slot (parent 0), or an indirect block's.
+ */
+struct past {
+	uint32_t ino;
+	uint32_t slot;
+	uint64_t parent;
+	uint64_t ptr;
+	uint64_t lblk;
+	uint64_t size;
+	int level;
+};
+
+/* A file with the snapshot flag (pass 1), and where a name of it is
+ * (pass 2; dir 0: none met). */
+struct flagged {
+	uint32_t ino;
+	uint32_t dir;
+	uint32_t name_off;
+	uint64_t name_blk;
+	char name[SUFS_NAME_MAX + 1];
+};
+
+/* What a problem is about: the placeholders of its message. */
+struct pctx {
+	uint32_t ino, ino2, dir;
+	uint64_t blk, blk2, num, num2;
+	const char *str, *str2;
+};
+
+/* Pass 2: the names met so far in the directory being checked, to find a
+ * name given twice.  An open-addressing table (a name's hash, and where in
+ * the arena the name is) over an arena that holds, for each name, the
+ * inode its entry names, its length and its bytes. */
+struct nameslot {
+	uint32_t hash;
+	uint32_t off;           /* arena offset + 1; 0 is empty */
+};
+
+struct nameset {
+	uint8_t *arena;
+	size_t used, cap;
+	struct nameslot *slots;
+	size_t nslots, n;
+	size_t suffix;          /* the next ~N to try for a renamed entry */
+};
+
+enum stop { GOING, HALTED, CANCELLED };
+
+/* What a leak-only trial run reports is held back: it is told only if the
+ * trial is the last run (something worse than a leak was found). */
+struct held {
+	unsigned pass;          /* a pass began (problem.def NULL) */
+	const char *pass_name;
+	struct sufs_problem problem;
+};
+
+struct chk {
+	struct sufs_fs *fs;
+	const struct sufs_check_opts *o;
+	struct sufs_check_result *r;
+	unsigned flags;
+	int dry;                /* leak-only trial run: decide nothing, count */
+	int writable;
+	int touched;            /* the image has been marked unclean for repair */
+	enum stop stop;
+	uint64_t nblocks;
+	uint32_t ninodes;
+	uint8_t *found;         /* blocks in use: metadata and claimed */
+	uint8_t *dup;           /* blocks claimed twice (NULL if none) */
+	uint8_t *seen;          /* pass 1b: blocks whose first claimant is known */
+	int dup_kept;           /* pass 1b: a block is still claimed twice */
+	int ino_shares;         /* pass 1b: the current inode keeps a shared block
+	                           (1: a copy was refused, 2: no room for one) */
+	uint64_t *firsts;       /* pass 1b: blocks cleared inodes, and the current
+	                           one, were the first claimants of */
+	size_t nfirsts, capfirsts;
+	uint8_t *ftype;         /* per inode: SUFS_FT_*, 0 when free */
+	uint16_t *links;        /* per inode: names counted */
+	struct dirinfo *dirs;
+	size_t ndirs, capdirs;
+	uint64_t ndups;
+	uint64_t *claimed;      /* pass 1: blocks the current inode claimed first */
+	size_t nclaimed, capclaimed;
+	uint8_t *scratch;       /* a block */
+	uint32_t lost_found;
+	int alloc_ready;        /* on-disk bitmaps agree with the found ones */
+	int alloc_unsafe;       /* they could not be made to */
+	int dotdot_counted;
+	uint64_t cur_pblk;      /* pass 2: the directory block being checked */
+	uint8_t *cur_blk;
+	struct buf *cur_buf;
+	struct nameset names;   /* pass 2: the names in the current directory */
+	uint32_t snapdir;       /* pass 2: /.snap's inode (0: none met yet) */
+	uint32_t snap_named;    /* pass 2: bit i, slot i's file is named in /.snap */
+	unsigned polls;
+	struct held *held;
+	size_t nheld, capheld;
+	uint64_t *snapclaims;   /* pass 5: leaked blocks a snapshot needs */
+	size_t nsnapclaims, capsnapclaims;
+	struct flagged *flagged; /* pass 1: files with the snapshot flag */
+	size_t nflagged, capflagged;
+	struct past *past;      /* pass 1: pointers past a file's end, judged last */
+	size_t npast, cappast;
+	uint8_t *pastmap;       /* blocks under them, one bit each (NULL: none) */
+};
+
+/* Bitmaps of the checker's own (a bit per block or inode, in memory). */
+static inline int bit_test(const uint8_t *m, uint64_t n)
+{
+	return (m[n >> 3] >> (n & 7)) & 1;
+}
+static inline void bit_set(uint8_t *m, uint64_t n)
+{
+	m[n >> 3] |= (uint8_t)(1u << (n & 7));
+}
+static inline void bit_clear(uint8_t *m, uint64_t n)
+{
+	m[n >> 3] &= (uint8_t)~(1u << (n & 7));
+}
+
+/* check.c: the driver, and what every pass uses: the one place that
+ * decides (fix_problem()), the run's progress. */
+int fix_problem(struct chk *c, unsigned code, const struct pctx *x);
+int poll_stop(struct chk *c);
+void pass_progress(struct chk *c, unsigned pass, uint64_t done, uint64_t total);
+
+/* pass5.c: bitmaps and summaries (run early by prepare_alloc()). */
+int pass5(struct chk *c);
+
+#endif /* SUFS_CHECK_INT_H */
