@@ -243,7 +243,7 @@ int fix_problem(struct chk *c, unsigned code, const struct pctx *x)
 }
 
 /* A repair said yes to could not be made: count it as not fixed. */
-static void fix_failed(struct chk *c)
+void fix_failed(struct chk *c)
 {
 	if (c->r->fixed)
 		c->r->fixed--;
@@ -388,7 +388,7 @@ static int free_fn(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t pbl
 }
 
 /* Clear an inode whose blocks were claimed: blocks, inode and number go. */
-static int clear_inode(struct chk *c, uint32_t ino, const struct sufs_inode *in)
+int clear_inode(struct chk *c, uint32_t ino, const struct sufs_inode *in)
 {
 	struct sufs_inode zero;
 	struct dirinfo *d;
@@ -1045,45 +1045,6 @@ static int size_past_end(struct chk *c, uint32_t ino, struct sufs_inode *in)
 		return 0;
 	in->size = (x.num2 + 1) * fs->bsize;
 	return 1;
-}
-
-/* Pass 1: a file with the snapshot flag, judged after the slots are
- * (snap_orphans()). */
-static int flagged_note(struct chk *c, uint32_t ino)
-{
-	if (c->nflagged == c->capflagged) {
-		size_t cap = c->capflagged ? 2 * c->capflagged : 4;
-		struct flagged *v = realloc(c->flagged, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		c->flagged = v;
-		c->capflagged = cap;
-	}
-	memset(&c->flagged[c->nflagged], 0, sizeof(c->flagged[0]));
-	c->flagged[c->nflagged++].ino = ino;
-	return 0;
-}
-
-/* Pass 2: an entry names ino; if it has the snapshot flag, remember where
- * (the list is in inode order: pass 1 made it so). */
-static void flagged_name(struct chk *c, uint32_t dir, uint32_t ino, const uint8_t *de)
-{
-	size_t lo = 0, hi = c->nflagged;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (c->flagged[mid].ino < ino)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == c->nflagged || c->flagged[lo].ino != ino || c->flagged[lo].dir)
-		return;
-	c->flagged[lo].dir = dir;
-	c->flagged[lo].name_blk = c->cur_pblk;
-	c->flagged[lo].name_off = (uint32_t)(de - c->cur_blk);
-	memcpy(c->flagged[lo].name, de + DE_NAME, de[DE_NAMELEN]);
-	c->flagged[lo].name[de[DE_NAMELEN]] = 0;
 }
 
 static int check_inode(struct chk *c, uint32_t ino, const uint8_t *raw)
@@ -1837,24 +1798,6 @@ static int dup_name(struct chk *c, uint8_t *de, uint32_t first, struct pctx *x,
 	return 0;
 }
 
-/* What check_snap_slots() needs to know of names: /.snap, and the files
- * named there.  The root comes first in pass 2. */
-static void note_snap_name(struct chk *c, const struct dirinfo *d, uint32_t ino,
-			   const char *name)
-{
-	uint32_t i;
-
-	if (d->ino == SUFS_ROOT_INO && c->ftype[ino] == SUFS_FT_DIR && !strcmp(name, ".snap")) {
-		c->snapdir = ino;
-		return;
-	}
-	if (!c->snapdir || d->ino != c->snapdir)
-		return;
-	for (i = 0; i < SUFS_SNAP_SLOTS; i++)
-		if (c->fs->sb.snap[i].ino == ino)
-			c->snap_named |= 1u << i;
-}
-
 /* One entry other than '.' and '..'.  Returns 1 when it is to be cleared,
  * 0 when it stays, or -ENOMEM. */
 static int check_entry(struct chk *c, struct dirinfo *d, uint8_t *de, int *modified)
@@ -2188,7 +2131,7 @@ static int lost_found(struct chk *c, uint32_t *out)
 }
 
 /* Give an inode a name in /lost+found: "#INO". */
-static int reconnect(struct chk *c, uint32_t ino)
+int reconnect(struct chk *c, uint32_t ino)
 {
 	struct sufs_fs *fs = c->fs;
 	struct sufs_inode lin;
@@ -2449,84 +2392,6 @@ static int pass3(struct chk *c)
 	return rc;
 }
 
-/* ---- pass 4: reference counts -------------------------------------------- */
-
-static int snap_slot_of(struct chk *c, uint32_t ino);
-
-/* A snapshot file no slot names and no name reaches: a crash while one
- * was taken (its flag on disk, its name in /.snap not yet), which
- * snap_orphans() removes as one with a name. */
-static int snap_orphan_unnamed(struct chk *c, uint32_t ino, const struct sufs_inode *in)
-{
-	return S_ISREG(in->mode) && (in->flags & SUFS_IFLAG_SNAPSHOT) && !snap_slot_of(c, ino);
-}
-
-static int pass4(struct chk *c)
-{
-	struct sufs_fs *fs = c->fs;
-	struct sufs_inode in;
-	struct pctx x;
-	uint32_t ino, n;
-	unsigned code;
-	int rc = 0;
-
-	for (ino = SUFS_ROOT_INO; ino <= c->ninodes && !rc && !poll_stop(c); ino++) {
-		if (!c->ftype[ino])
-			continue;
-		rc = inode_load(fs, ino, &in);
-		if (rc == -SUFS_ECHECKSUM)
-			rc = 0;
-		if (rc)
-			break;
-		n = c->links[ino];
-		x = (struct pctx){ .ino = ino, .num = in.size };
-		if (n == 0 && snap_orphan_unnamed(c, ino, &in))
-			continue; /* snap_orphans() removes it */
-		if (n == 0 && c->ftype[ino] != SUFS_FT_DIR) {
-			/* no name and no link: a removal whose freeing did not
-			 * finish, a leak to clear whatever it holds */
-			if (in.size == 0)
-				code = SUFS_PR_UNATTACHED_EMPTY;
-			else if (in.links == 0 ||
-				 (c->flags & (SUFS_CHECK_LEAKS_ONLY | SUFS_CHECK_PREEN)))
-				code = SUFS_PR_UNATTACHED_CLEAR;
-			else
-				code = SUFS_PR_UNATTACHED;
-			if (!fix_problem(c, code, &x))
-				continue;
-			if (code != SUFS_PR_UNATTACHED) {
-				rc = clear_inode(c, ino, &in);
-				continue;
-			}
-			rc = reconnect(c, ino);
-			if (rc == -ENOSPC || rc == -ENOTDIR || rc == -EAGAIN ||
-			    rc == -SUFS_ECORRUPT) {
-				fix_failed(c);
-				rc = 0;
-				continue;
-			}
-			if (rc)
-				break;
-			n = c->links[ino];
-			rc = inode_load(fs, ino, &in);
-			if (rc == -SUFS_ECHECKSUM)
-				rc = 0;
-			if (rc)
-				break;
-		}
-		if (n == 0 || n == UINT16_MAX || in.links == n)
-			continue;
-		x.num = in.links;
-		x.num2 = n;
-		if (fix_problem(c, in.links > n ? SUFS_PR_LINKS_HIGH : SUFS_PR_LINKS_LOW, &x)) {
-			in.links = n;
-			rc = inode_store(fs, ino, &in, UPD_INODEDEP, NULL, NULL);
-		}
-		pass_progress(c, 4, ino, c->ninodes);
-	}
-	return rc;
-}
-
 /* ---- pass 0 after opening: group descriptors, snapshot slots ------------- */
 
 static void check_groups(struct chk *c)
@@ -2578,146 +2443,6 @@ static void check_super_fields(struct chk *c, int backup)
 	x = (struct pctx){ .str = "features_ro_compat", .num = sb->features_ro_compat };
 	if (sb->features_ro_compat && fix_problem(c, SUFS_PR_SB_FIELD, &x))
 		sb->features_ro_compat = 0;
-}
-
-/* Why the file slot i names is not a snapshot file; NULL when it is. */
-static const char *snap_slot_problem(struct chk *c, uint32_t i)
-{
-	uint32_t ino = c->fs->sb.snap[i].ino;
-	struct sufs_inode in;
-	const char *why;
-	int rc;
-
-	if (ino > c->ninodes || c->ftype[ino] != SUFS_FT_REG)
-		return "not a regular file in use";
-	rc = inode_load(c->fs, ino, &in);
-	if (rc && rc != -SUFS_ECHECKSUM) /* a checksum is pass 1's problem */
-		return "its inode cannot be read";
-	if ((why = snap_file_problem(c->fs, &in)) != NULL)
-		return why;
-	if (!(c->snap_named & 1u << i))
-		return "not named in /.snap";
-	return NULL;
-}
-
-/*
- * After pass 4, when every inode's type and name are known: each slot
- * names a snapshot file (regular, with the snapshot flag, as large as the
- * file system, named in /.snap) that no other slot names, and which reads
- * as this file system was (its superblock and descriptors, and a copy of
- * every block bitmap).  A slot that does not is cleared: its file, if any,
- * is then one that no slot names (snap_orphans()).
- */
-static int check_snap_slots(struct chk *c)
-{
-	struct sufs_fs *fs = c->fs;
-	struct pctx x;
-	uint32_t i, j, ino;
-	unsigned code;
-	int rc;
-
-	for (i = 0; i < SUFS_SNAP_SLOTS; i++) {
-		ino = fs->sb.snap[i].ino;
-		if (!ino)
-			continue;
-		/* two slots naming one file: deleting either snapshot would
-		 * take the other's file with it; the newer slot goes */
-		for (j = 0; j < i && fs->sb.snap[j].ino != ino; j++)
-			;
-		if (j < i) {
-			x = (struct pctx){ .num = j, .num2 = i, .ino = ino };
-			if (fix_problem(c, SUFS_PR_SNAP_SLOT_DUP, &x)) {
-				memset(&fs->sb.snap[i], 0, sizeof(fs->sb.snap[i]));
-				fs->sb_dirty = 1;
-			}
-			continue;
-		}
-		x = (struct pctx){ .num = i, .ino = ino, .str = snap_slot_problem(c, i) };
-		if (x.str) {
-			code = SUFS_PR_SNAP_SLOT_BAD;
-		} else if (fs->sb.snap[i].flags & SUFS_SNAP_BROKEN) {
-			continue; /* no copies to read: it can only be deleted */
-		} else {
-			rc = snap_slot_readable(fs, i, &x.str2);
-			if (!rc)
-				continue;
-			if (rc == -ENOMEM)
-				return rc;
-			x.str = sufs_strerror(rc);
-			code = SUFS_PR_SNAP_UNREADABLE;
-		}
-		if (fix_problem(c, code, &x)) {
-			memset(&fs->sb.snap[i], 0, sizeof(fs->sb.snap[i]));
-			fs->sb_dirty = 1;
-			snap_remove_active(fs, i);
-		}
-	}
-	return 0;
-}
-
-/* Does a slot name inode ino? */
-static int snap_slot_of(struct chk *c, uint32_t ino)
-{
-	uint32_t i;
-
-	for (i = 0; i < SUFS_SNAP_SLOTS; i++)
-		if (c->fs->sb.snap[i].ino == ino)
-			return 1;
-	return 0;
-}
-
-/*
- * Files with the snapshot flag that no slot names.  The slot is written
- * last when a snapshot is taken and cleared first when one is deleted
- * (snap.c), so a crash in either leaves such a file in /.snap: a leak.  It
- * is removed, its name and its blocks with it, as sufs-snap delete would.
- * One whose slot was cleared above goes the same way, and so does one no
- * name reaches (its flag reached the disk, its name not; pass 4 leaves it
- * here) or whose /.snap no name reaches.  One named more than once is no
- * longer the snapshots' to remove, and no crash leaves it so: it stays, a
- * plain file without the flag.
- */
-static int snap_orphans(struct chk *c)
-{
-	struct sufs_inode in;
-	struct buf *b;
-	size_t i;
-	int rc = 0;
-
-	for (i = 0; i < c->nflagged && !rc && c->stop == GOING; i++) {
-		const struct flagged *f = &c->flagged[i];
-		struct pctx x = { .ino = f->ino, .dir = f->dir, .str = f->name };
-
-		if (c->ftype[f->ino] != SUFS_FT_REG || snap_slot_of(c, f->ino))
-			continue;
-		rc = inode_load(c->fs, f->ino, &in);
-		if (rc == -SUFS_ECHECKSUM)
-			rc = 0;  /* pass 1 asked about it */
-		if (rc || !(in.flags & SUFS_IFLAG_SNAPSHOT))
-			continue;
-		if (c->links[f->ino] > 1) {
-			/* no crash names one twice: damage; it stays a plain file */
-			if (fix_problem(c, SUFS_PR_SNAP_FLAG, &x)) {
-				in.flags &= ~SUFS_IFLAG_SNAPSHOT;
-				rc = inode_store(c->fs, f->ino, &in, UPD_INODEDEP, NULL, NULL);
-			}
-			continue;
-		}
-		if (!fix_problem(c, SUFS_PR_SNAP_ORPHAN, &x))
-			continue;
-		if (c->links[f->ino] == 1) {
-			rc = buf_get(c->fs, f->name_blk, BUF_DIR, &b);
-			if (rc)
-				break;
-			if (get32(b->data + f->name_off + DE_INO) == f->ino) {
-				buf_update(c->fs, b, f->name_off, 4, UPD_DIRREM, NULL);
-				put32(b->data + f->name_off + DE_INO, 0);
-			}
-			buf_put(c->fs, b);
-		}
-		rc = clear_inode(c, f->ino, &in);
-	}
-	return rc;
 }
 
 /* ---- one run ------------------------------------------------------------- */

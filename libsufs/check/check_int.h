@@ -149,8 +149,21 @@ static inline void bit_clear(uint8_t *m, uint64_t n)
 /* check.c: the driver, and what every pass uses: the one place that
  * decides (fix_problem()), the run's progress. */
 int fix_problem(struct chk *c, unsigned code, const struct pctx *x);
+void fix_failed(struct chk *c);
 int poll_stop(struct chk *c);
 void pass_progress(struct chk *c, unsigned pass, uint64_t done, uint64_t total);
+int clear_inode(struct chk *c, uint32_t ino, const struct sufs_inode *in);
+int reconnect(struct chk *c, uint32_t ino);
+
+/* pass4.c: reference counts; the snapshot slots and files, from what
+ * passes 1 and 2 note for them. */
+int flagged_note(struct chk *c, uint32_t ino);
+void flagged_name(struct chk *c, uint32_t dir, uint32_t ino, const uint8_t *de);
+void note_snap_name(struct chk *c, const struct dirinfo *d, uint32_t ino,
+		    const char *name);
+int pass4(struct chk *c);
+int check_snap_slots(struct chk *c);
+int snap_orphans(struct chk *c);
 
 /* pass5.c: bitmaps and summaries (run early by prepare_alloc()). */
 int pass5(struct chk *c);
