@@ -147,13 +147,27 @@ static inline void bit_clear(uint8_t *m, uint64_t n)
 }
 
 /* check.c: the driver, and what every pass uses: the one place that
- * decides (fix_problem()), the run's progress. */
+ * decides (fix_problem()), the run's progress, the directories found and
+ * the names counted. */
 int fix_problem(struct chk *c, unsigned code, const struct pctx *x);
 void fix_failed(struct chk *c);
 int poll_stop(struct chk *c);
 void pass_progress(struct chk *c, unsigned pass, uint64_t done, uint64_t total);
+struct dirinfo *dir_find_info(struct chk *c, uint32_t ino);
+int dir_add_info(struct chk *c, uint32_t ino);
+void count_link(struct chk *c, uint32_t ino);
+void uncount_link(struct chk *c, uint32_t ino);
+int claim_inode(struct chk *c, uint32_t ino);
+int chk_alloc_block(struct chk *c, uint64_t goal, uint64_t *out);
 int clear_inode(struct chk *c, uint32_t ino, const struct sufs_inode *in);
+int prepare_alloc(struct chk *c);
+void dir_fresh(uint8_t *blk, uint32_t bsize, uint32_t self, uint32_t parent, int first);
+int is_name(const uint8_t *de, const char *name);
+
+/* pass3.c: connectivity; reconnect() gives an inode a name in
+ * /lost+found. */
 int reconnect(struct chk *c, uint32_t ino);
+int pass3(struct chk *c);
 
 /* pass4.c: reference counts; the snapshot slots and files, from what
  * passes 1 and 2 note for them. */
