@@ -164,6 +164,16 @@ int prepare_alloc(struct chk *c);
 void dir_fresh(uint8_t *blk, uint32_t bsize, uint32_t self, uint32_t parent, int first);
 int is_name(const uint8_t *de, const char *name);
 
+/* names.c: the names of the directory pass 2 is checking. */
+void names_reset(struct nameset *ns);
+void names_free(struct nameset *ns);
+int names_has(const struct nameset *ns, const uint8_t *name, uint32_t len);
+int names_lookup(struct nameset *ns, const uint8_t *name, uint32_t len,
+		 struct nameslot **slot);
+uint32_t names_ino(const struct nameset *ns, const struct nameslot *slot);
+void names_put(struct nameset *ns, struct nameslot *slot, const uint8_t *name,
+	       uint32_t len, uint32_t ino);
+
 /* pass3.c: connectivity; reconnect() gives an inode a name in
  * /lost+found. */
 int reconnect(struct chk *c, uint32_t ino);
