@@ -161,8 +161,12 @@ int claim_inode(struct chk *c, uint32_t ino);
 int chk_alloc_block(struct chk *c, uint64_t goal, uint64_t *out);
 int clear_inode(struct chk *c, uint32_t ino, const struct sufs_inode *in);
 int prepare_alloc(struct chk *c);
+
+/* pass2.c: directories; dir_fresh() makes an empty directory block
+ * (block 0 with '.' and '..'). */
 void dir_fresh(uint8_t *blk, uint32_t bsize, uint32_t self, uint32_t parent, int first);
 int is_name(const uint8_t *de, const char *name);
+int pass2(struct chk *c);
 
 /* names.c: the names of the directory pass 2 is checking. */
 void names_reset(struct nameset *ns);
