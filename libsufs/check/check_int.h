@@ -160,7 +160,11 @@ void uncount_link(struct chk *c, uint32_t ino);
 int claim_inode(struct chk *c, uint32_t ino);
 int chk_alloc_block(struct chk *c, uint64_t goal, uint64_t *out);
 int clear_inode(struct chk *c, uint32_t ino, const struct sufs_inode *in);
+uint64_t span_of(struct chk *c, int level);
 int prepare_alloc(struct chk *c);
+
+/* pass1b.c: blocks claimed twice. */
+int pass1b(struct chk *c);
 
 /* pass2.c: directories; dir_fresh() makes an empty directory block
  * (block 0 with '.' and '..'). */
