@@ -160,8 +160,12 @@ void uncount_link(struct chk *c, uint32_t ino);
 int claim_inode(struct chk *c, uint32_t ino);
 int chk_alloc_block(struct chk *c, uint64_t goal, uint64_t *out);
 int clear_inode(struct chk *c, uint32_t ino, const struct sufs_inode *in);
-uint64_t span_of(struct chk *c, int level);
 int prepare_alloc(struct chk *c);
+
+/* pass1.c: inodes and block maps; then the pointers past a file's end. */
+uint64_t span_of(struct chk *c, int level);
+int past_judge(struct chk *c);
+int pass1(struct chk *c);
 
 /* pass1b.c: blocks claimed twice. */
 int pass1b(struct chk *c);
