@@ -162,6 +162,13 @@ int chk_alloc_block(struct chk *c, uint64_t goal, uint64_t *out);
 int clear_inode(struct chk *c, uint32_t ino, const struct sufs_inode *in);
 int prepare_alloc(struct chk *c);
 
+/* pass0.c: the superblock, chosen before the file system is opened
+ * (choose_super()), then its fields and the group descriptors. */
+int choose_super(struct chk *c, struct sufs_dev *dev, uint64_t *off,
+		 struct sufs_super *sb, const char **why);
+void check_super_fields(struct chk *c, int backup);
+void check_groups(struct chk *c);
+
 /* pass1.c: inodes and block maps; then the pointers past a file's end. */
 uint64_t span_of(struct chk *c, int level);
 int past_judge(struct chk *c);
