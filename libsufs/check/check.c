@@ -1,40 +1,51 @@
 /*
  * check.c - the checker: find every inconsistency, and repair it.
  *
- * The passes are those of e2fsck and fsck_ffs:
- *   0  superblock (a damaged primary falls back to a backup) and group
- *      descriptors;
- *   1  every inode: its mode, size and block map; the blocks each claims go
- *      into a bitmap (found blocks).  1b: blocks claimed twice are cloned,
- *      or, when that is refused or there is no room, the file is cleared;
- *   2  every directory block: its structure, checksum, '.', '..' and every
- *      entry; names are counted per inode;
- *   3  connectivity: every directory reaches the root; the others go to
- *      /lost+found; '..' is made right;
- *   4  reference counts: link counts against the names counted; inodes no
- *      name reaches are cleared or connected to /lost+found;
- *   5  the bitmaps against what passes 1-4 found, then the summaries.
+ * This file is the driver: it chooses the superblock and how to run (a
+ * leak-only check makes a trial run first, which changes nothing), runs
+ * the passes in order on the file system opened on that superblock, and
+ * records the outcome in it.  Every problem goes through fix_problem(),
+ * the one place that decides whether it is fixed, by the problem's row in
+ * the table (problems.c) and the run's mode.  A repair leaves a file
+ * system that a second full check finds clean.
  *
- * What the checker keeps is small and flat: a bit per block (found, and
- * claimed twice), a byte per inode (its file type, 0 when free), a 16-bit
- * name count per inode, and a sorted array of the directories.  Metadata
- * is read through the library's cache, kept small (CHECK_CACHE_BYTES): the
- * passes read each block about once, in order, and a cache as large as
- * the metadata would only cost memory and page faults.  Nothing read from
- * the image is trusted before it is range-checked: a hostile image gives
- * problems, never a read out of bounds.
+ * The passes are those of e2fsck and fsck_ffs, a file each:
+ *   0   pass0.c   superblock (a damaged primary falls back to a backup)
+ *                 and group descriptors;
+ *   1   pass1.c   every inode: its mode, size and block map; the blocks
+ *                 each claims go into a bitmap (found blocks);
+ *   1b  pass1b.c  blocks claimed twice are cloned, or, when that is
+ *                 refused or there is no room, the file is cleared;
+ *   2   pass2.c   every directory block: its structure, checksum, '.',
+ *                 '..' and every entry (names.c finds a name given
+ *                 twice); names are counted per inode;
+ *   3   pass3.c   connectivity: every directory reaches the root; the
+ *                 others go to /lost+found; '..' is made right;
+ *   4   pass4.c   reference counts: link counts against the names
+ *                 counted; inodes no name reaches are cleared or
+ *                 connected to /lost+found; then the snapshot slots, and
+ *                 the snapshot files no slot names;
+ *   5   pass5.c   the bitmaps against what passes 1-4 found, then the
+ *                 summaries.
+ *
+ * What the checker keeps is small and flat (struct chk, check_int.h): a
+ * bit per block (found, and claimed twice), a byte per inode (its file
+ * type, 0 when free), a 16-bit name count per inode, and a sorted array
+ * of the directories.  Metadata is read through the library's cache, kept
+ * small (CHECK_CACHE_BYTES): the passes read each block about once, in
+ * order, and a cache as large as the metadata would only cost memory and
+ * page faults.  Nothing read from the image is trusted before it is
+ * range-checked: a hostile image gives problems, never a read out of
+ * bounds.
  *
  * Repairs open the file system in async mode (a checker's writes need no
  * ordering) and use the library's own functions where there are some
  * (mkdir for /lost+found, dir_add to connect, bitmap_set, inode_store,
- * free_block).  The library allocates from the on-disk bitmaps, so before
- * its first allocation those are made to agree with what was found
- * (prepare_alloc).  The checker's own allocations (clones, filled holes)
- * come from the found-blocks bitmap.
- *
- * Every problem goes through fix_problem(), which reads the row of the
- * problem table (problems.c) and decides.  A repair leaves a file
- * system that a second full check finds clean.
+ * free_block).  What the repairs of several passes share is in repair.c:
+ * the checker's own allocations (clones, filled holes) come from the
+ * found-blocks bitmap, and before the library first allocates, from the
+ * on-disk bitmaps, those are made to agree with what was found
+ * (prepare_alloc()).
  */
 #include "config.h"
 #include "check_int.h"
@@ -42,7 +53,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 
 /* ---- problems ------------------------------------------------------------ */
 
@@ -53,7 +63,7 @@ static void put_num(char **p, char *end, const char *fmt, uint64_t v)
 		*p += n < end - *p ? n : end - *p - 1;
 }
 
-/* Fill a template in (check_problems.c lists the placeholders). */
+/* Fill a template in (problems.c lists the placeholders). */
 static void expand(char *out, size_t size, const char *t, const struct pctx *x)
 {
 	char *p = out, *end = out + size - 1;
@@ -322,115 +332,6 @@ void uncount_link(struct chk *c, uint32_t ino)
 		c->links[ino]--;
 }
 
-static int claim_fn(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t pblk, int level,
-		    int bad, void *arg)
-{
-	struct chk *c = arg;
-	(void)fs; (void)ino; (void)lblk; (void)level;
-	if (!bad)
-		bit_set(c->found, pblk);
-	return 0;
-}
-
-/* Note the blocks of an inode the library just grew (mkdir, dir_add). */
-int claim_inode(struct chk *c, uint32_t ino)
-{
-	struct sufs_inode in;
-	int err = inode_load(c->fs, ino, &in);
-
-	return err ? err : inode_walk(c->fs, ino, &in, claim_fn, c);
-}
-
-/*
- * A block for the checker's own use (a clone, a filled hole), from the
- * found blocks: never one that something claims, whatever the on-disk
- * bitmap says.  The on-disk bit follows.
- */
-int chk_alloc_block(struct chk *c, uint64_t goal, uint64_t *out)
-{
-	uint64_t i, b;
-	int err;
-
-	if (goal >= c->nblocks)
-		goal = 0;
-	for (i = 0; i < c->nblocks; i++) {
-		b = (goal + i) % c->nblocks;
-		if (bit_test(c->found, b) || !block_in_range(c->fs, b))
-			continue;
-		bit_set(c->found, b);
-		err = bitmap_set(c->fs, SUFS_BITMAP_BLOCK, b, 1, NULL);
-		if (err < 0)
-			return err;
-		*out = b;
-		return 0;
-	}
-	return -ENOSPC;
-}
-
-/* Give back a block the found bitmap had for one claimant. */
-static int chk_free_block(struct chk *c, uint64_t b)
-{
-	if (!block_in_range(c->fs, b) || !bit_test(c->found, b))
-		return 0;
-	if (c->dup && bit_test(c->dup, b))
-		return 0; /* another inode claims it too */
-	if (c->fs->nsnaps && snap_needs(c->fs, b))
-		return free_block(c->fs, b); /* a snapshot takes it: still in use */
-	bit_clear(c->found, b);
-	return free_block(c->fs, b);
-}
-
-static int free_fn(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t pblk, int level,
-		   int bad, void *arg)
-{
-	(void)fs; (void)ino; (void)lblk; (void)level;
-	return bad ? 0 : chk_free_block(arg, pblk);
-}
-
-/* Clear an inode whose blocks were claimed: blocks, inode and number go. */
-int clear_inode(struct chk *c, uint32_t ino, const struct sufs_inode *in)
-{
-	struct sufs_inode zero;
-	struct dirinfo *d;
-	int was_dir = S_ISDIR(in->mode), err;
-
-	err = inode_walk(c->fs, ino, in, free_fn, c);
-	memset(&zero, 0, sizeof(zero));
-	if (!err)
-		err = inode_store(c->fs, ino, &zero, UPD_FREEFILE, NULL, NULL);
-	if (!err)
-		err = free_inode(c->fs, ino, was_dir);
-	if (was_dir) {
-		dirhash_drop(c->fs, ino);
-		d = dir_find_info(c, ino);
-		if (d)
-			d->cleared = 1;
-	}
-	c->ftype[ino] = 0;
-	c->links[ino] = 0; /* the number may be handed out again */
-	return err;
-}
-
-/* ---- the library's allocator --------------------------------------------- */
-
-/*
- * The library allocates from the on-disk bitmaps: before it first does,
- * make them agree with what was found (pass 5, early), so that it never
- * hands out a block or inode that is in use.
- */
-int prepare_alloc(struct chk *c)
-{
-	int rc;
-
-	if (c->alloc_ready)
-		return c->alloc_unsafe ? -EAGAIN : 0;
-	c->alloc_ready = 1;
-	rc = pass5(c);
-	if (!rc && c->alloc_unsafe)
-		rc = -EAGAIN;
-	return rc;
-}
-
 /* ---- one run ------------------------------------------------------------- */
 
 static const char *const pass_names[] = {
@@ -566,10 +467,6 @@ static struct sufs_dev *borrow(struct sufs_dev *dev)
 	return d;
 }
 
-/*
- * One run over the file system: open it, run the passes, record the
- * outcome in the superblock (when writable), close it.
- */
 /* A block the library allocated during a repair (a snapshot's copy of a
  * block the repair changed, the pointers to it): in use. */
 static void note_alloc(struct sufs_fs *fs, uint64_t blk, void *arg)
@@ -580,6 +477,10 @@ static void note_alloc(struct sufs_fs *fs, uint64_t blk, void *arg)
 		bit_set(c->found, blk);
 }
 
+/*
+ * One run over the file system: open it, run the passes, record the
+ * outcome in the superblock (when writable), close it.
+ */
 static int run_once(struct chk *c, struct sufs_dev *dev, uint64_t sb_off, int chosen,
 		    const char *why)
 {

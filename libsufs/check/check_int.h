@@ -157,6 +157,8 @@ struct dirinfo *dir_find_info(struct chk *c, uint32_t ino);
 int dir_add_info(struct chk *c, uint32_t ino);
 void count_link(struct chk *c, uint32_t ino);
 void uncount_link(struct chk *c, uint32_t ino);
+
+/* repair.c: what repairs of several passes share. */
 int claim_inode(struct chk *c, uint32_t ino);
 int chk_alloc_block(struct chk *c, uint64_t goal, uint64_t *out);
 int clear_inode(struct chk *c, uint32_t ino, const struct sufs_inode *in);
