@@ -51,63 +51,9 @@
 #include "check_int.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 /* ---- problems ------------------------------------------------------------ */
-
-static void put_num(char **p, char *end, const char *fmt, uint64_t v)
-{
-	int n = snprintf(*p, (size_t)(end - *p), fmt, (unsigned long long)v);
-	if (n > 0)
-		*p += n < end - *p ? n : end - *p - 1;
-}
-
-/* Fill a template in (problems.c lists the placeholders). */
-static void expand(char *out, size_t size, const char *t, const struct pctx *x)
-{
-	char *p = out, *end = out + size - 1;
-	const char *s;
-
-	for (; *t && p < end; t++) {
-		if (*t != '%' || !t[1]) {
-			*p++ = *t;
-			continue;
-		}
-		switch (*++t) {
-		case 'i': put_num(&p, end, "%llu", x->ino); break;
-		case 'j': put_num(&p, end, "%llu", x->ino2); break;
-		case 'd': put_num(&p, end, "%llu", x->dir); break;
-		case 'b': put_num(&p, end, "%llu", x->blk); break;
-		case 'n': put_num(&p, end, "%llu", x->num); break;
-		case 'm': put_num(&p, end, "%llu", x->num2); break;
-		case 'o': put_num(&p, end, "%llo", x->num); break;
-		case 'B':
-		case 'I': {
-			uint64_t a = *t == 'B' ? x->blk : x->ino;
-			uint64_t b = *t == 'B' ? x->blk2 : x->ino2;
-			if (b > a && p > out && p[-1] == ' ' && p < end) {
-				/* the template's noun is singular: "block 7", "blocks 7-9" */
-				p[-1] = 's';
-				*p++ = ' ';
-			}
-			put_num(&p, end, "%llu", a);
-			if (b > a)
-				put_num(&p, end, "-%llu", b);
-			break;
-		}
-		case 's':
-		case 't':
-			s = *t == 's' ? x->str : x->str2;
-			for (s = s ? s : ""; *s && p < end; s++)
-				*p++ = *s;
-			break;
-		default:
-			*p++ = *t;
-		}
-	}
-	*p = 0;
-}
 
 static void hold(struct chk *c, unsigned pass, const char *name, const struct sufs_problem *p)
 {
@@ -175,14 +121,7 @@ void check_tell(const struct sufs_check_opts *o, struct sufs_check_result *r, un
 
 	if (!d)
 		return;
-	memset(&p, 0, sizeof(p));
-	p.def = d;
-	p.ino = ino;
-	p.num = num;
-	p.blk = blk;
-	if (str)
-		snprintf(p.name, sizeof(p.name), "%s", str);
-	expand(p.message, sizeof(p.message), d->message, &x);
+	problem_make(&p, d, &x);
 	r->problems++;
 	if (d->flags & SUFS_PR_LEAK)
 		r->leaks++;
@@ -207,18 +146,7 @@ int fix_problem(struct chk *c, unsigned code, const struct pctx *x)
 
 	if (!d || c->stop != GOING)
 		return 0;
-	memset(&p, 0, sizeof(p));
-	p.def = d;
-	p.ino = x->ino;
-	p.blk = x->blk;
-	p.ino2 = x->ino2;
-	p.dir = x->dir;
-	p.blk2 = x->blk2;
-	p.num = x->num;
-	p.num2 = x->num2;
-	if (x->str)
-		snprintf(p.name, sizeof(p.name), "%s", x->str);
-	expand(p.message, sizeof(p.message), d->message, x);
+	problem_make(&p, d, x);
 	r->problems++;
 	if (d->flags & SUFS_PR_LEAK)
 		r->leaks++;

@@ -158,6 +158,9 @@ int dir_add_info(struct chk *c, uint32_t ino);
 void count_link(struct chk *c, uint32_t ino);
 void uncount_link(struct chk *c, uint32_t ino);
 
+/* problems.c: a problem found, as reported, from its row of the table. */
+void problem_make(struct sufs_problem *p, const struct sufs_problem_def *d, const struct pctx *x);
+
 /* repair.c: what repairs of several passes share. */
 int claim_inode(struct chk *c, uint32_t ino);
 int chk_alloc_block(struct chk *c, uint64_t goal, uint64_t *out);
