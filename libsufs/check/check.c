@@ -107,35 +107,39 @@ static int touch(struct chk *c)
 }
 
 /*
- * A problem found outside a check's passes (the background check's look
- * at the snapshot files, whose block maps its view shows empty): told and
- * counted as the check tells and counts its own, and not fixed.  str is
- * what the message says in place of its %s (NULL: nothing).
+ * The answer to a problem, by the run's mode: -n, and a leak-only trial
+ * run, answer no; leak-only (-L, and the background check) no to
+ * whatever is not a leak; the background check yes to every leak, to be
+ * fixed on the live file system once its check is done; nothing is fixed
+ * on a file system not open for writing; preen (-p) fixes PREEN_OK
+ * problems; -y says yes; otherwise the caller is asked.
  */
-void check_tell(const struct sufs_check_opts *o, struct sufs_check_result *r, unsigned code,
-		uint32_t ino, uint64_t num, uint64_t blk, const char *str)
+static int decide(struct chk *c, const struct sufs_problem *p)
 {
-	const struct sufs_problem_def *d = sufs_problem_def(code);
-	struct pctx x = { .ino = ino, .num = num, .blk = blk, .str = str };
-	struct sufs_problem p;
+	unsigned rf = p->def->flags;
 
-	if (!d)
-		return;
-	problem_make(&p, d, &x);
-	r->problems++;
-	if (d->flags & SUFS_PR_LEAK)
-		r->leaks++;
-	else
-		r->nonleaks++;
-	if (o->report)
-		o->report(o->arg, &p, 0);
+	if (c->dry || (c->flags & SUFS_CHECK_NO))
+		return 0;
+	if ((c->flags & SUFS_CHECK_LEAKS_ONLY) && !(rf & SUFS_PR_LEAK))
+		return 0;
+	if (c->defer)
+		return 1;
+	if (!c->writable)
+		return 0;
+	if (c->flags & SUFS_CHECK_PREEN)
+		return (rf & SUFS_PR_PREEN_OK) != 0;
+	if (c->flags & SUFS_CHECK_YES)
+		return 1;
+	return c->o->ask ? c->o->ask(c->o->arg, p) != 0 : 0;
 }
 
 /*
- * The one place that decides whether a problem is fixed.  Returns 1 to
- * fix it, 0 not to.  -n and a leak-only trial answer no; leak-only
- * refuses whatever is not a leak; preen fixes PREEN_OK problems and
- * halts at any other; -y says yes; otherwise the caller is asked.
+ * The one place that decides whether a problem is fixed: every problem
+ * found, in a pass or in the background check's look at the live file
+ * system, is made here from its row, counted, answered (decide()) and
+ * reported.  Returns 1 when the caller is to fix it, 0 when not.  A fix
+ * the background check defers goes to c->defer, and is a 0 here: what it
+ * checks is not written.  Preen halts at the first problem it may not fix.
  */
 int fix_problem(struct chk *c, unsigned code, const struct pctx *x)
 {
@@ -152,16 +156,10 @@ int fix_problem(struct chk *c, unsigned code, const struct pctx *x)
 		r->leaks++;
 	else
 		r->nonleaks++;
-	if (c->dry || !c->writable || (c->flags & SUFS_CHECK_NO)) {
+	fix = decide(c, &p);
+	if (fix && c->defer) {
+		c->defer(c->defer_arg, &p);
 		fix = 0;
-	} else if ((c->flags & SUFS_CHECK_LEAKS_ONLY) && !(d->flags & SUFS_PR_LEAK)) {
-		fix = 0;
-	} else if (c->flags & SUFS_CHECK_PREEN) {
-		fix = (d->flags & SUFS_PR_PREEN_OK) != 0;
-	} else if (c->flags & SUFS_CHECK_YES) {
-		fix = 1;
-	} else {
-		fix = c->o->ask ? c->o->ask(c->o->arg, &p) != 0 : 0;
 	}
 	if (fix && touch(c))
 		fix = 0;
@@ -178,6 +176,15 @@ int fix_problem(struct chk *c, unsigned code, const struct pctx *x)
 		c->stop = HALTED;
 	}
 	return fix;
+}
+
+/* Whether the run fixes leaks only, whatever else it meets (-p, -L, and
+ * the background check): an unattached inode is then a removal whose
+ * freeing did not finish, cleared rather than connected to /lost+found,
+ * as fsck_ffs -p clears it (pass 4). */
+int fixes_leaks_only(const struct chk *c)
+{
+	return (c->flags & (SUFS_CHECK_LEAKS_ONLY | SUFS_CHECK_PREEN)) != 0;
 }
 
 /* A repair said yes to could not be made: count it as not fixed. */
@@ -479,25 +486,32 @@ static int run_once(struct chk *c, struct sufs_dev *dev, uint64_t sb_off, int ch
 	return rc;
 }
 
-int sufs_check_dev(struct sufs_dev *dev, const struct sufs_check_opts *o,
-		   struct sufs_check_result *r)
+/* A run's state before anything is found: what it was asked, and r,
+ * emptied, for its outcome. */
+void chk_init(struct chk *c, const struct sufs_check_opts *o, struct sufs_check_result *r)
 {
-	static const struct sufs_check_opts none;
-	struct chk c;
+	memset(r, 0, sizeof(*r));
+	memset(c, 0, sizeof(*c));
+	c->o = o;
+	c->r = r;
+	c->flags = o->flags;
+}
+
+/*
+ * Check the file system on dev as c was asked: choose the superblock; a
+ * clean file system is not checked unless forced; a leak-only check that
+ * may write runs a trial first.
+ */
+int check_dev(struct chk *c, struct sufs_dev *dev)
+{
+	struct sufs_check_result *r = c->r;
 	struct sufs_super sb;
 	uint64_t off;
 	const char *why = NULL;
 	int rc, backup, leaks_only;
 
-	if (!o)
-		o = &none;
-	memset(r, 0, sizeof(*r));
-	memset(&c, 0, sizeof(c));
-	c.o = o;
-	c.r = r;
-	c.flags = o->flags;
-	c.writable = dev->writable && !(o->flags & SUFS_CHECK_NO);
-	rc = choose_super(&c, dev, &off, &sb, &why);
+	c->writable = dev->writable && !(c->flags & SUFS_CHECK_NO);
+	rc = choose_super(c, dev, &off, &sb, &why);
 	if (rc < 0) {
 		r->error = rc;
 		r->error_where = why;
@@ -510,7 +524,7 @@ int sufs_check_dev(struct sufs_dev *dev, const struct sufs_check_opts *o,
 	 * descriptor is damaged (then nothing could open it) or the summary
 	 * counts cannot be: e2fsck, too, checks these before it trusts the
 	 * clean state */
-	if (!backup && !(o->flags & SUFS_CHECK_FORCE) && (sb.state & SUFS_STATE_CLEAN) &&
+	if (!backup && !(c->flags & SUFS_CHECK_FORCE) && (sb.state & SUFS_STATE_CLEAN) &&
 	    !(sb.flags & SUFS_FLAG_NEEDS_FSCK) && sufs_super_check_counts(&sb, NULL) == 0 &&
 	    fs_scan_gdt(dev, &sb, NULL, NULL) == 0) {
 		r->skipped = 1;
@@ -520,39 +534,45 @@ int sufs_check_dev(struct sufs_dev *dev, const struct sufs_check_opts *o,
 		r->blocks_used = sb.blocks_count - sb.free_blocks;
 		return 0;
 	}
-	leaks_only = (o->flags & SUFS_CHECK_LEAKS_ONLY) && c.writable;
+	leaks_only = (c->flags & SUFS_CHECK_LEAKS_ONLY) && c->writable;
 	if (leaks_only) {
 		/* a trial first: if anything worse than a leak is there, change
 		 * nothing at all */
-		c.dry = 1;
-		rc = run_once(&c, dev, off, backup, why);
-		if (rc || c.stop == CANCELLED || r->nonleaks ||
+		c->dry = 1;
+		rc = run_once(c, dev, off, backup, why);
+		if (rc || c->stop == CANCELLED || r->nonleaks ||
 		    (!r->problems && (sb.state & SUFS_STATE_CLEAN) &&
 		     !(sb.flags & SUFS_FLAG_NEEDS_FSCK))) {
-			tell_held(&c);
-			chk_free(&c);
+			tell_held(c);
+			chk_free(c);
 			if (!rc && r->nonleaks)
 				r->halted = 1;
 			r->status |= rc ? SUFS_EXIT_OPERROR : 0;
 			r->error = rc;
 			return rc;
 		}
-		chk_free(&c);
-		memset(&c, 0, sizeof(c));
-		memset(r, 0, sizeof(*r));
-		c.o = o;
-		c.r = r;
-		c.flags = o->flags;
-		c.writable = 1;
+		chk_free(c);
+		chk_init(c, c->o, r);
+		c->writable = 1;
 		r->sb_offset = off;
 	}
-	rc = run_once(&c, dev, off, backup, why);
-	chk_free(&c);
+	rc = run_once(c, dev, off, backup, why);
+	chk_free(c);
 	if (rc) {
 		r->error = rc;
 		r->status |= rc == -ENOMEM ? SUFS_EXIT_LIBERROR : SUFS_EXIT_OPERROR;
 	}
 	return rc;
+}
+
+int sufs_check_dev(struct sufs_dev *dev, const struct sufs_check_opts *o,
+		   struct sufs_check_result *r)
+{
+	static const struct sufs_check_opts none;
+	struct chk c;
+
+	chk_init(&c, o ? o : &none, r);
+	return check_dev(&c, dev);
 }
 
 int sufs_check(const char *path, const struct sufs_check_opts *o, struct sufs_check_result *r)

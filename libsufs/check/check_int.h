@@ -130,6 +130,10 @@ struct chk {
 	struct past *past;      /* pass 1: pointers past a file's end, judged last */
 	size_t npast, cappast;
 	uint8_t *pastmap;       /* blocks under them, one bit each (NULL: none) */
+	/* the background check (bgcheck.c): each fix decided is handed to
+	 * defer, to be made on the live file system after the check */
+	void (*defer)(void *arg, const struct sufs_problem *p);
+	void *defer_arg;
 };
 
 /* Bitmaps of the checker's own (a bit per block or inode, in memory). */
@@ -150,6 +154,7 @@ static inline void bit_clear(uint8_t *m, uint64_t n)
  * decides (fix_problem()), the run's progress, the directories found and
  * the names counted. */
 int fix_problem(struct chk *c, unsigned code, const struct pctx *x);
+int fixes_leaks_only(const struct chk *c);
 void fix_failed(struct chk *c);
 int poll_stop(struct chk *c);
 void pass_progress(struct chk *c, unsigned pass, uint64_t done, uint64_t total);
@@ -157,6 +162,10 @@ struct dirinfo *dir_find_info(struct chk *c, uint32_t ino);
 int dir_add_info(struct chk *c, uint32_t ino);
 void count_link(struct chk *c, uint32_t ino);
 void uncount_link(struct chk *c, uint32_t ino);
+/* What the background check (bgcheck.c) runs the checker with: a run's
+ * state made ready (chk_init()), then the check of a device with it. */
+void chk_init(struct chk *c, const struct sufs_check_opts *o, struct sufs_check_result *r);
+int check_dev(struct chk *c, struct sufs_dev *dev);
 
 /* problems.c: a problem found, as reported, from its row of the table. */
 void problem_make(struct sufs_problem *p, const struct sufs_problem_def *d, const struct pctx *x);

@@ -127,8 +127,7 @@ int pass4(struct chk *c)
 			 * finish, a leak to clear whatever it holds */
 			if (in.size == 0)
 				code = SUFS_PR_UNATTACHED_EMPTY;
-			else if (in.links == 0 ||
-				 (c->flags & (SUFS_CHECK_LEAKS_ONLY | SUFS_CHECK_PREEN)))
+			else if (in.links == 0 || fixes_leaks_only(c))
 				code = SUFS_PR_UNATTACHED_CLEAR;
 			else
 				code = SUFS_PR_UNATTACHED;
