@@ -705,7 +705,7 @@ void sufs_unlock(struct sufs_fs *fs);
  * Every inconsistency the checker knows is a row of one table (check/problems.c):
  * a code, a message template, flags and the question it asks.  One function
  * decides, for every problem alike, whether it is fixed: by -n, -y, -p,
- * leak-only or an interactive answer.
+ * leak-only, the background check or an interactive answer.
  */
 #define SUFS_PR_PREEN_OK 0x1   /* preen (-p) may fix it without asking */
 #define SUFS_PR_LEAK     0x2   /* a leak: all a crash under soft updates may leave */

@@ -53,8 +53,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
-/* ---- problems ------------------------------------------------------------ */
+/* ---- problems: the one place that decides -------------------------------- */
 
+/* Hold back what a trial run reports: a problem, or a pass beginning
+ * (p NULL). */
 static void hold(struct chk *c, unsigned pass, const char *name, const struct sufs_problem *p)
 {
 	struct held *h;
@@ -195,6 +197,8 @@ void fix_failed(struct chk *c)
 	c->r->status |= SUFS_EXIT_UNCORRECTED;
 }
 
+/* Whether the run stops (preen halted, or the caller cancelled it, asked
+ * every 64th time): the passes poll it as they go. */
 int poll_stop(struct chk *c)
 {
 	if (c->stop == GOING && c->o->cancelled && (++c->polls & 63) == 0 &&
@@ -203,6 +207,7 @@ int poll_stop(struct chk *c)
 	return c->stop != GOING;
 }
 
+/* How far a pass is, told to the caller every 256th step and at the end. */
 void pass_progress(struct chk *c, unsigned pass, uint64_t done, uint64_t total)
 {
 	if (c->o->progress && ((done & 255) == 0 || done == total))
@@ -211,6 +216,7 @@ void pass_progress(struct chk *c, unsigned pass, uint64_t done, uint64_t total)
 
 /* ---- what was found ------------------------------------------------------ */
 
+/* The directory ino, as pass 1 found it (NULL: not a directory). */
 struct dirinfo *dir_find_info(struct chk *c, uint32_t ino)
 {
 	size_t lo = 0, hi = c->ndirs;
@@ -255,6 +261,8 @@ int dir_add_info(struct chk *c, uint32_t ino)
 	return 0;
 }
 
+/* The names counted for each inode (saturated at UINT16_MAX, which pass 4
+ * then leaves alone). */
 void count_link(struct chk *c, uint32_t ino)
 {
 	if (ino >= 1 && ino <= c->ninodes && c->links[ino] < UINT16_MAX)

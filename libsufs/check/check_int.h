@@ -4,7 +4,21 @@
  * One run of the checker is a struct chk: what it was asked, what it has
  * found so far (a bit per block, a file type and a name count per inode,
  * the directories), and where the pass at work is.  The passes fill it in
- * order (run_passes(), check.c).
+ * order (run_passes(), check.c), and every problem any of them finds goes
+ * through fix_problem().  The files, in the order a run uses them:
+ *
+ *   check.c    the driver: the run, fix_problem(), what was found;
+ *   problems.c the table of problems, and a problem made from its row;
+ *   pass0.c    the superblock and the group descriptors;
+ *   pass1.c    inodes and block maps; pointers past a file's end;
+ *   pass1b.c   blocks claimed twice;
+ *   pass2.c    directory blocks and entries (names.c: a name given twice);
+ *   pass3.c    connectivity and /lost+found;
+ *   pass4.c    link counts; the snapshot slots and snapshot files;
+ *   pass5.c    bitmaps and summaries;
+ *   repair.c   what the repairs of several passes share;
+ *   bgcheck.c  the background check: the checker on a snapshot's view,
+ *              its fixes made on the live file system.
  */
 #ifndef SUFS_CHECK_INT_H
 #define SUFS_CHECK_INT_H
@@ -163,7 +177,8 @@ int dir_add_info(struct chk *c, uint32_t ino);
 void count_link(struct chk *c, uint32_t ino);
 void uncount_link(struct chk *c, uint32_t ino);
 /* What the background check (bgcheck.c) runs the checker with: a run's
- * state made ready (chk_init()), then the check of a device with it. */
+ * state made ready (chk_init(), then its own c->defer), and the check of
+ * a device with it. */
 void chk_init(struct chk *c, const struct sufs_check_opts *o, struct sufs_check_result *r);
 int check_dev(struct chk *c, struct sufs_dev *dev);
 

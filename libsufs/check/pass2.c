@@ -74,6 +74,7 @@ void dir_fresh(uint8_t *blk, uint32_t bsize, uint32_t self, uint32_t parent, int
 	put_dirent(blk + 16, parent, end - 16, "..", SUFS_FT_DIR);
 }
 
+/* Does entry de hold name? */
 int is_name(const uint8_t *de, const char *name)
 {
 	size_t len = strlen(name);
