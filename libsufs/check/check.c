@@ -46,6 +46,10 @@
  * found-blocks bitmap, and before the library first allocates, from the
  * on-disk bitmaps, those are made to agree with what was found
  * (prepare_alloc()).
+ *
+ * The background check (bgcheck.c) runs the same check on a snapshot's
+ * view (check_dev()): fix_problem() decides there as anywhere, and hands
+ * each fix it decides to the background check instead of making it.
  */
 #include "config.h"
 #include "check_int.h"
