@@ -13,7 +13,7 @@
  *   snap.c    snapshots: copy on write, the view
  *   ops.c     the file-system operations
  *   fs.c      opening, syncing and closing; mkfs.c formats;
- *   check.c   the checker, bgcheck.c its background run.
+ *   check/    the checker, and its background run (check/bgcheck.c).
  * Layers above the cache never write a block: they change a buffer's bytes
  * after announcing the change with buf_update(), and the cache decides when
  * and how the block goes out.
@@ -313,8 +313,6 @@ int inode_valid_ino(struct sufs_fs *fs, uint32_t ino);
 uint64_t inode_max_blocks(struct sufs_fs *fs);
 int bmap_get(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk, uint64_t *pblk);
 int bmap_room(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk, unsigned more);
-void check_tell(const struct sufs_check_opts *o, struct sufs_check_result *r, unsigned code,
-		uint32_t ino, uint64_t num, uint64_t blk, const char *str);
 uint64_t inode_goal(struct sufs_fs *fs, uint32_t ino);
 int inode_has_blocks(const struct sufs_inode *in);
 
@@ -336,7 +334,7 @@ int dir_init(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint32_t p
 int dir_iterate(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
 		sufs_dirent_fn fn, void *arg);
 
-/* check.c: the checker's buffer cache, 64 blocks of 4 KiB (never fewer
+/* check/: the checker's buffer cache, 64 blocks of 4 KiB (never fewer
  * than 64 blocks, the library's minimum).  What the passes read again (a
  * directory's inode in pass 2, its first block in pass 3) comes from the
  * system's page cache; a repair's dirty blocks are written back (async) as
@@ -360,9 +358,9 @@ int snap_remove_active(struct sufs_fs *fs, unsigned slot);
 /* Why inode in, named by a slot, is not a snapshot file (a regular file
  * with the snapshot flag, as large as the file system); NULL when it is. */
 const char *snap_file_problem(const struct sufs_fs *fs, const struct sufs_inode *in);
-/* Does the snapshot in slot read as a file system, this one as it was?
- * 0, or the error, and in *why what of it does not (fsck.sufs). */
-int snap_slot_readable(struct sufs_fs *fs, unsigned slot, const char **why);
+/* The view of the snapshot in slot as a read-only device (name: for
+ * messages).  fsck.sufs checks that it reads as this file system was. */
+int snap_view_open(struct sufs_fs *fs, unsigned slot, const char *name, struct sufs_dev **out);
 int snap_needs(const struct sufs_fs *fs, uint64_t blk);
 void snap_cow(struct sufs_fs *fs, struct buf *b);
 int snap_claim(struct sufs_fs *fs, uint64_t blk);

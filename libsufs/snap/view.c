@@ -153,8 +153,8 @@ static const struct sufs_dev_ops view_ops = {
 };
 
 /* The view of the snapshot in slot, as a device called "snapshot NAME". */
-static int view_open(struct sufs_fs *fs, unsigned slot, const char *name,
-		     struct sufs_dev **out)
+int snap_view_open(struct sufs_fs *fs, unsigned slot, const char *name,
+		   struct sufs_dev **out)
 {
 	struct sufs_dev *d;
 	struct view *v;
@@ -197,46 +197,7 @@ int sufs_snap_open_dev(struct sufs_fs *fs, const char *name, struct sufs_dev **o
 	struct sufs_snap_info info;
 	int err = sufs_snap_find(fs, name, &info);
 
-	return err ? err : view_open(fs, info.slot, name, out);
-}
-
-int snap_slot_readable(struct sufs_fs *fs, unsigned slot, const char **why)
-{
-	struct sufs_dev *view;
-	struct sufs_fs *sfs;
-	uint32_t g;
-	int err;
-
-	*why = "the copies of its bitmaps";
-	err = view_open(fs, slot, "in a slot", &view);
-	if (err)
-		return err;
-	*why = "its copy of the superblock";
-	err = sufs_open_dev(view, 0, 0, &sfs);
-	if (err == -SUFS_ECHECKSUM || err == -SUFS_ECORRUPT) {
-		/* the open checks the descriptors too: when the superblock
-		 * opens with checksums aside, a bad descriptor is to blame */
-		if (sufs_open_dev(view, SUFS_OPEN_IGNORE_CSUM, 0, &sfs) == 0) {
-			for (g = 0; g < sfs->sb.groups_count; g++)
-				if (sfs->group_bad[g])
-					*why = "its copy of the group descriptors";
-			sufs_close(sfs); /* and the view */
-			return err;
-		}
-	}
-	if (err) {
-		sufs_dev_close(view);
-		return err;
-	}
-	if (sfs->sb.block_size != fs->sb.block_size ||
-	    sfs->sb.blocks_count != fs->sb.blocks_count ||
-	    sfs->sb.blocks_per_group != fs->sb.blocks_per_group ||
-	    sfs->sb.inodes_per_group != fs->sb.inodes_per_group)
-		err = -SUFS_ECORRUPT; /* a snapshot is of this file system */
-	else
-		err = sufs_super_check_counts(&sfs->sb, NULL);
-	sufs_close(sfs);
-	return err;
+	return err ? err : snap_view_open(fs, info.slot, name, out);
 }
 
 int sufs_snap_block_used(struct sufs_dev *view, uint64_t blk, int *used)
