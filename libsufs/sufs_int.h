@@ -1,22 +1,24 @@
 /*
  * sufs_int.h - what the layers of libsufs share and the programs do not see.
  *
- * The layers, bottom to top (each uses those below it; the three hooks
- * that call upward are named in doc/ARCHITECTURE.md):
- *   dev.c     the device: whole-block I/O, barrier
- *   pool.c    records of one size, cut from chunks and reused
- *   cache.c   the buffer cache: one buffer per block, write-back
- *   deps.c    the dependency engine: updates, write images, epochs
- *   alloc.c   block and inode bitmaps, group summaries
- *   inode.c   inodes and block maps (direct, indirect, double, triple)
- *   dir.c     directory entries; dirhash.c, large directories' names
- *   snap.c    snapshots: copy on write, the view
- *   ops.c     the file-system operations
- *   fs.c      opening, syncing and closing; mkfs.c formats;
- *   check/    the checker, and its background run (check/bgcheck.c).
+ * The layers, bottom to top, a folder each (each calls only into its own
+ * layer and those below it; the hooks that reach upward are fields of
+ * struct cache and struct sufs_fs, named in doc/ARCHITECTURE.md):
+ *   base/     byte order, the on-disk format (format.h: the offsets),
+ *             errors, pools of records of one size, the clock
+ *   dev/      the device: whole-block I/O, barrier, the write lock
+ *   cache/    the buffer cache: one buffer per block
+ *   engine/   the dependency engine (engine.h): updates, write images,
+ *             epochs, deferred work, the write-back policy
+ *   meta/     the superblock and group descriptors, bitmaps, inodes and
+ *             block maps, directories and their in-memory index
+ *   ops/      the file-system operations
+ *   snap/     snapshots: copy on write, claims, the view
+ *   fs/       opening and closing; formatting
+ *   check/    the checker (check_int.h), and its background run
  * Layers above the cache never write a block: they change a buffer's bytes
- * after announcing the change with buf_update(), and the cache decides when
- * and how the block goes out.
+ * after announcing the change with buf_update(), and the engine decides
+ * when and how the block goes out.  tests/layers/run checks all of this.
  */
 #ifndef SUFS_INT_H
 #define SUFS_INT_H
@@ -236,7 +238,10 @@ struct sufs_fs {
 	void *trace_arg;
 };
 
-/* cache.c */
+/* ---- base/clock.c ---- */
+double now_seconds_mono(void);
+
+/* ---- cache/cache.c ---- */
 int cache_init(struct sufs_fs *fs, size_t limit_bytes, size_t extra);
 void cache_destroy(struct sufs_fs *fs);
 int buf_get(struct sufs_fs *fs, uint64_t blk, enum buf_type type, struct buf **out);
@@ -252,11 +257,12 @@ void cache_drop(struct sufs_fs *fs, uint64_t blk);
  * dirty list */
 void cache_set_clean(struct sufs_fs *fs, struct buf *b);
 
-/* engine/writeback.c: the write-back policy */
+/* ---- engine/writeback.c: the write-back policy (the rest of the
+ * engine's API is engine.h) ---- */
 int fs_op_end(struct sufs_fs *fs, int err);
 int cache_writeback(struct sufs_fs *fs);
 
-/* meta/super.c: the superblock and group descriptors in memory */
+/* ---- meta/super.c: the superblock and group descriptors in memory ---- */
 int fs_lost_order(struct sufs_fs *fs);
 int fs_read_gdt(struct sufs_fs *fs);
 int fs_write_all(struct sufs_fs *fs);
@@ -281,12 +287,8 @@ int fs_scan_gdt(struct sufs_dev *dev, const struct sufs_super *sb, struct sufs_g
 void fs_now(struct sufs_fs *fs, int64_t *sec, uint32_t *nsec);
 int fs_alloc_struct(struct sufs_dev *dev, const struct sufs_super *sb, unsigned flags,
 		    struct sufs_fs **out);
-/* base/clock.c */
-double now_seconds_mono(void);
-/* fs/mount.c: everything the layers hold, snapshots first */
-void fs_free_struct(struct sufs_fs *fs);
 
-/* alloc.c */
+/* ---- meta/alloc.c ---- */
 int alloc_block(struct sufs_fs *fs, uint64_t goal, uint64_t *blk, upd_id *id);
 int alloc_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino, upd_id *id);
 int alloc_room(struct sufs_fs *fs, uint64_t need);
@@ -296,7 +298,7 @@ int bitmap_test(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int *set
 int bitmap_set(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int set, upd_id *id);
 int block_in_range(struct sufs_fs *fs, uint64_t blk);
 
-/* inode.c */
+/* ---- meta/inode.c ---- */
 int inode_load(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in);
 int inode_forget_new(struct sufs_fs *fs, uint32_t ino);
 int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
@@ -316,7 +318,7 @@ int bmap_room(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk, un
 uint64_t inode_goal(struct sufs_fs *fs, uint32_t ino);
 int inode_has_blocks(const struct sufs_inode *in);
 
-/* dir.c */
+/* ---- meta/dir.c ---- */
 int dir_lookup(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
 	       const char *name, size_t len, uint32_t *ino);
 int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char *name,
@@ -334,19 +336,24 @@ int dir_init(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint32_t p
 int dir_iterate(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
 		sufs_dirent_fn fn, void *arg);
 
-/* check/: the checker's buffer cache, 64 blocks of 4 KiB (never fewer
- * than 64 blocks, the library's minimum).  What the passes read again (a
- * directory's inode in pass 2, its first block in pass 3) comes from the
- * system's page cache; a repair's dirty blocks are written back (async) as
- * the cache fills. */
-#define CHECK_CACHE_BYTES (256u << 10)
+/* ---- meta/dirhash.c ---- */
+struct dirhash;
+struct dirhash *dirhash_get(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *din);
+int dirhash_lookup(struct dirhash *h, const char *name, size_t len,
+		   int (*fn)(void *arg, uint32_t lblk, uint32_t off), void *arg);
+int dirhash_add(struct sufs_fs *fs, struct dirhash *h, const char *name, size_t len,
+		uint32_t lblk, uint32_t off, const uint8_t *blk);
+void dirhash_remove(struct sufs_fs *fs, struct dirhash *h, const char *name, size_t len,
+		    uint32_t lblk, uint32_t off, const uint8_t *blk);
+uint32_t dirhash_find_room(struct dirhash *h, uint32_t need);
+void dirhash_drop(struct sufs_fs *fs, uint32_t ino);
 
-/* ops.c, for the background check */
+/* ---- ops/: what the background check calls ---- */
 int ops_release_inode(struct sufs_fs *fs, uint32_t ino);
 int ops_release_all(struct sufs_fs *fs);
 int ops_trim_inode(struct sufs_fs *fs, uint32_t ino);
 
-/* snap.c */
+/* ---- snap/snap.c, snap/view.c ---- */
 struct snap;
 int snap_load(struct sufs_fs *fs);
 void snap_unload(struct sufs_fs *fs);
@@ -368,16 +375,15 @@ int snap_claimed(struct sufs_fs *fs, uint64_t blk);
 void snap_view_throttle(struct sufs_dev *view, uint32_t kib, int (*cancelled)(void *arg),
 			void *arg);
 
-/* dirhash.c */
-struct dirhash;
-struct dirhash *dirhash_get(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *din);
-int dirhash_lookup(struct dirhash *h, const char *name, size_t len,
-		   int (*fn)(void *arg, uint32_t lblk, uint32_t off), void *arg);
-int dirhash_add(struct sufs_fs *fs, struct dirhash *h, const char *name, size_t len,
-		uint32_t lblk, uint32_t off, const uint8_t *blk);
-void dirhash_remove(struct sufs_fs *fs, struct dirhash *h, const char *name, size_t len,
-		    uint32_t lblk, uint32_t off, const uint8_t *blk);
-uint32_t dirhash_find_room(struct dirhash *h, uint32_t need);
-void dirhash_drop(struct sufs_fs *fs, uint32_t ino);
+/* ---- fs/mount.c ---- */
+/* Free everything the layers hold, snapshots first. */
+void fs_free_struct(struct sufs_fs *fs);
+
+/* check/: the checker's buffer cache, 64 blocks of 4 KiB (never fewer
+ * than 64 blocks, the library's minimum).  What the passes read again (a
+ * directory's inode in pass 2, its first block in pass 3) comes from the
+ * system's page cache; a repair's dirty blocks are written back (async) as
+ * the cache fills. */
+#define CHECK_CACHE_BYTES (256u << 10)
 
 #endif /* SUFS_INT_H */
