@@ -23,6 +23,7 @@ struct upd {
 	uint8_t inflight;               /* written in the epoch in progress */
 	uint8_t zero_undo;              /* the old bytes were all zero: kept as this flag */
 	uint8_t deferred;               /* deferred work waits for it */
+	uint8_t seen;                   /* scratch: in deps_flush_set()'s closure */
 	uint32_t span;                  /* its place in the block's spans, when it may be undone */
 	struct edge *afters;            /* what waits for it */
 	struct upd *bprev;              /* on the same buffer: older */

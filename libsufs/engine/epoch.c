@@ -256,27 +256,40 @@ int deps_flush_set(struct sufs_fs *fs, upd_id *ids, size_t n)
 	struct edge *e;
 	int err = 0;
 
-	/* the closure over what they wait for: befores are older and live */
-	for (i = 0; i < n; i++) {
+	/* the closure over what they wait for, each update once (seen marks
+	 * those in the list; befores are older and live) */
+	for (i = live = 0; i < n; i++) {
 		u = deps_find(fs, ids[i]);
-		if (!u)
-			continue;
-		for (e = u->befores; e; e = e->next_before) {
+		if (u && !u->seen) {
+			u->seen = 1;
+			ids[live++] = ids[i];
+		}
+	}
+	for (n = live, i = 0; i < n && !err; i++) {
+		u = deps_find(fs, ids[i]);
+		for (e = u->befores; e && !err; e = e->next_before) {
+			if (e->before->seen)
+				continue;
 			if (n == cap) {
 				upd_id *p = realloc(ids, (cap = cap * 2 + 16) * sizeof(*ids));
 				if (!p) {
-					free(ids);
-					return -ENOMEM;
+					err = -ENOMEM;
+					break;
 				}
 				ids = p;
 			}
+			e->before->seen = 1;
 			ids[n++] = e->before->id;
 		}
 	}
+	for (i = 0; i < n; i++)
+		deps_find(fs, ids[i])->seen = 0;
+	if (err) {
+		free(ids);
+		return err;
+	}
 	qsort(ids, n, sizeof(*ids), cmp_id);
-	for (i = live = 0; i < n; i++)
-		if ((i == 0 || ids[i] != ids[i - 1]) && deps_find(fs, ids[i]))
-			ids[live++] = ids[i];
+	live = n;
 	set.id = ids;
 	set.n = live;
 	while (!err) {
