@@ -7,6 +7,10 @@
 
 #include <stdlib.h>
 
+/* The key of a new directory's first name, to wait for (reachable_wait();
+ * moved_note() files removals under the bare inode number). */
+#define FIRST_NAME(ino) ((1ull << 32) | (ino))
+
 /*
  * Make a new inode of the given mode and name it in dir.  Rule 1 in order:
  * the bitmap bit, then the initialised inode (with whatever init() made for
@@ -67,7 +71,7 @@ static int make_node(struct sufs_fs *fs, uint32_t dir, const char *name, size_t 
 	}
 	if (!err)
 		err = dir_add(fs, dir, &din, name, len, ino, sufs_ftype_of_mode(mode), &ew, &dw,
-			      NULL);
+			      &id);
 	if (err) {
 		/* no name reaches the new inode: give it back */
 		if (is_dir) {
@@ -77,7 +81,11 @@ static int make_node(struct sufs_fs *fs, uint32_t dir, const char *name, size_t 
 		inode_free(fs, ino, &in, NULL);
 		return err;
 	}
-	err = touch_dir(fs, dir, &din, &dw);
+	/* a rename into the new directory waits for this name (reachable_wait) */
+	if (is_dir)
+		err = deps_note(fs, FIRST_NAME(ino), id);
+	if (!err)
+		err = touch_dir(fs, dir, &din, &dw);
 	if (!err)
 		*out = ino;
 	return err;
@@ -275,6 +283,50 @@ int drop_link(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, upd_id re
 int moved_note(struct sufs_fs *fs, uint32_t ino, upd_id removal)
 {
 	return deps_note(fs, ino, removal);
+}
+
+/*
+ * A directory made by mkdir is reachable only once its first name is on
+ * disk, and so is everything named in it.  A name a rename adds there
+ * must be reachable before the old one goes (rule 3), so the removal
+ * waits for the first name of dir and of each directory above it that is
+ * not yet on disk.  (A moved directory stays reachable by its old name
+ * until its new one is on disk: only first names matter.)  Those that do
+ * not fit in w are written now, as fsync would.
+ */
+int reachable_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w)
+{
+	struct sufs_inode din;
+	upd_id id, *more = NULL;
+	size_t nmore = 0;
+	unsigned depth;
+	int err = 0;
+
+	for (depth = 0; dir != SUFS_ROOT_INO && !err; depth++) {
+		if (depth > fs->sb.inodes_count) {
+			err = -EIO; /* a loop of "..": damage */
+			break;
+		}
+		id = deps_noted(fs, FIRST_NAME(dir));
+		if (id && w->n < DEPS_MAX_WAITS) {
+			waits_add(w, id);
+		} else if (id) {
+			upd_id *p = realloc(more, (nmore + 1) * sizeof(*more));
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			more = p;
+			more[nmore++] = id;
+		}
+		err = inode_load(fs, dir, &din);
+		if (!err)
+			err = dir_lookup(fs, dir, &din, "..", 2, &dir);
+	}
+	if (!err && nmore)
+		return deps_flush_set(fs, more, nmore); /* frees more */
+	free(more);
+	return err;
 }
 
 void moved_wait(struct sufs_fs *fs, uint32_t ino, struct waits *w)

@@ -152,6 +152,7 @@ int drop_link(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, upd_id re
 /* A moved directory's old-name removal, and a wait for the newest one. */
 int moved_note(struct sufs_fs *fs, uint32_t ino, upd_id removal);
 void moved_wait(struct sufs_fs *fs, uint32_t ino, struct waits *w);
+int reachable_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w);
 /* The update that frees ino's inode bytes, if pending (to wait for it). */
 upd_id inode_last_update(struct sufs_fs *fs, uint32_t ino);
 

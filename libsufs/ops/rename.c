@@ -189,6 +189,9 @@ static int rename_old_name(struct rename *r)
 
 	waits_add(&w, r->named);
 	waits_add(&w, r->dotdot);
+	err = reachable_wait(fs, r->ddir, &w);
+	if (err)
+		return err;
 	if (fs->broken_rule == 3)
 		w.n = 0;
 	if (r->sdir == r->ddir)
