@@ -597,6 +597,8 @@ struct sufs_dep {
 	uint32_t undo_bytes;       /* old bytes kept to undo it (0: never undone, or
 	                              the old bytes were zeros, see undoable) */
 	int undoable;              /* it may be left out of a write image */
+	int32_t delta;             /* a change of a counter (a link count) that may
+	                              be undone: by subtracting this; else 0 */
 	unsigned nwaits;
 	const uint64_t *waits;     /* the ids it waits for, ascending */
 };

@@ -25,6 +25,10 @@
  *   waits for is on disk, or is on the same block and allowed in the same
  *   write (a block write is atomic).
  *
+ *   A COUNTER is a little-endian number of up to 8 bytes (a link count)
+ *   changed by deltas (buf_count()): a change of it that may be undone
+ *   keeps its delta, not old bytes, and is undone by subtracting it.
+ *
  *   The WRITE IMAGE of a block is a copy of its buffer with every pending
  *   update that is not allowed undone, newest first.  The buffer itself
  *   always holds the newest bytes and is never rolled back.
@@ -55,11 +59,14 @@
  *       merge_range() widens an undoable update over bytes that a newer,
  *       never-undone update changed, the old bytes it takes come from the
  *       buffer and so already hold that change: undoing it never reverts
- *       it.)
+ *       it.)  Two changes of one counter are the exception: undoing
+ *       either subtracts its own delta, so they commute, and neither
+ *       waits for the other.  A change of other bytes over a counter
+ *       waits for every pending change of it.
  *       Enforced by deps_update().
- *   (3) An update that has no old bytes is allowed in every write: it was
- *       created waiting for nothing.  (Old bytes that are all zero are
- *       kept as a flag, not a copy.)  Enforced by deps_update() (undo is
+ *   (3) An update that has no old bytes (nor a counter's delta) is
+ *       allowed in every write: it was created waiting for nothing.  (Old
+ *       bytes that are all zero are kept as a flag, not a copy.)  Enforced by deps_update() (undo is
  *       kept exactly when there is something to wait for) and checked by
  *       deps_image().
  *   (4) No write image contains an update that is not allowed.  Enforced
@@ -641,11 +648,12 @@ static struct upd *fold_target(const struct deps *d, struct buf *b, uint32_t off
  * writing everything, report -ENOMEM.
  */
 static upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
-		   enum upd_kind kind, const upd_id *waits, unsigned nwaits)
+			  enum upd_kind kind, const upd_id *waits, unsigned nwaits,
+			  const int32_t *delta)
 {
 	struct deps *d = fs->deps;
-	struct upd *w[DEPS_MAX_WAITS], *u, *f, *only = NULL, *t = bd(b)->ulast;
-	struct upd *hit[DEPS_MAX_WAITS];
+	struct upd *w[DEPS_MAX_WAITS], *hit[DEPS_MAX_WAITS], *u, *f, *only = NULL;
+	struct upd *t = bd(b)->ulast;
 	unsigned nw = 0, i, noverlap = 0;
 	const struct uspan *sp;
 	struct span_iter it;
@@ -660,18 +668,17 @@ static upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint3
 			w[nw++] = x;
 	}
 	/* Only updates that may be undone matter for overlaps: undoing one
-	 * restores bytes a newer change may share.  One that never is undone
-	 * can be overlapped freely. */
-	if (bd(b)->nundo) {
-		span_first(&it, d, b, off, len);
-		while ((sp = span_next(&it)) != NULL) {
-			if (noverlap < DEPS_MAX_WAITS)
-				hit[noverlap] = sp->u;
-			noverlap++;
-			only = sp->u;
-		}
+	 * restores bytes a newer change may share (one never undone can be
+	 * overlapped freely, and so can a counter's change by another). */
+	for (span_first(&it, d, b, off, len); bd(b)->nundo && (sp = span_next(&it)) != NULL;) {
+		if (delta && same_counter(sp->u, off, len))
+			continue;
+		if (noverlap < DEPS_MAX_WAITS)
+			hit[noverlap] = sp->u;
+		noverlap++;
+		only = sp->u;
 	}
-	if (noverlap && waits_covered(only, w, nw) && !only->inflight &&
+	if (noverlap && !delta && !only->counter && waits_covered(only, w, nw) && !only->inflight &&
 	    (noverlap == 1 || waits_for_overlaps(d, b, only, off, len))) {
 		/* fold into the newest undoable update it overlaps (only) when
 		 * all three hold: what the change would wait for, only waits
@@ -711,14 +718,16 @@ static upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint3
 		for (i = 0; i < noverlap; i++)
 			lost |= add_edge(d, hit[i], u) != 0;
 	} else {
-		span_first(&it, d, b, off, len);
-		while ((sp = span_next(&it)) != NULL)
-			lost |= add_edge(d, sp->u, u) != 0;
+		for (span_first(&it, d, b, off, len); (sp = span_next(&it)) != NULL;)
+			if (!delta || !same_counter(sp->u, off, len))
+				lost |= add_edge(d, sp->u, u) != 0;
 	}
 	if (u->befores && !lost) {
-		/* it may be undone: keep its old bytes (a flag when all zero,
-		 * as for a new inode or entry) */
-		if (mem_is_zero(b->data + off, len))
+		/* it may be undone: keep its delta, or its old bytes (a flag
+		 * when all zero, as for a new inode or entry) */
+		if (delta)
+			u->counter = 1, u->delta = *delta;
+		else if (mem_is_zero(b->data + off, len))
 			u->zero_undo = 1;
 		else if ((u->undo = malloc(len)) != NULL)
 			memcpy(u->undo, b->data + off, len);
@@ -737,6 +746,7 @@ static upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint3
 		free(u->undo);
 		u->undo = NULL;
 		u->zero_undo = 0;
+		u->counter = 0;
 		d->failed = 1;
 	}
 	if (!undoable(u))
@@ -768,7 +778,25 @@ upd_id buf_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
 	upd_id id;
 
 	cache_before_change(fs, b);
-	id = deps_update(fs, b, off, len, kind, w ? w->id : NULL, w ? w->n : 0);
+	id = deps_update(fs, b, off, len, kind, w ? w->id : NULL, w ? w->n : 0, NULL);
+	cache_mark_dirty(fs, b);
+	return id;
+}
+
+/*
+ * Announce that the little-endian counter at [off, off+len) of b changes
+ * by delta, waiting for w.  Kept as its delta, the change is undone by
+ * subtracting it, whatever other changes of the counter did since: so it
+ * waits for none of them, nor they for it.
+ */
+upd_id buf_count(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len, int32_t delta,
+		 enum upd_kind kind, const struct waits *w)
+{
+	upd_id id;
+
+	assert(len > 0 && len <= 8);
+	cache_before_change(fs, b);
+	id = deps_update(fs, b, off, len, kind, w ? w->id : NULL, w ? w->n : 0, &delta);
 	cache_mark_dirty(fs, b);
 	return id;
 }
@@ -818,8 +846,10 @@ unsigned deps_image(struct sufs_fs *fs, struct buf *b, uint8_t *out, unsigned *u
 		u = list[i];
 		if (u->included)
 			continue;
-		assert(u->undo || u->zero_undo); /* invariant (3) */
-		if (u->undo)
+		assert(undoable(u)); /* invariant (3) */
+		if (u->counter)
+			counter_add(out + u->off, u->len, -(int64_t)u->delta);
+		else if (u->undo)
 			memcpy(out + u->off, u->undo, u->len);
 		else
 			memset(out + u->off, 0, u->len);
@@ -1009,18 +1039,11 @@ void waits_add(struct waits *w, upd_id id)
 }
 
 static const char *const kind_names[] = {
-	[UPD_BMSAFEMAP] = "bmsafemap",
-	[UPD_INODEDEP] = "inodedep",
-	[UPD_ALLOCDIRECT] = "allocdirect",
-	[UPD_INDIRDEP] = "indirdep",
-	[UPD_ALLOCINDIR] = "allocindir",
-	[UPD_DIRADD] = "diradd",
-	[UPD_MKDIR] = "mkdir",
-	[UPD_DIRREM] = "dirrem",
-	[UPD_FREEBLKS] = "freeblks",
-	[UPD_FREEFILE] = "freefile",
-	[UPD_DATA] = "data",
-	[UPD_COPYONWRITE] = "copyonwrite",
+	[UPD_BMSAFEMAP] = "bmsafemap", [UPD_INODEDEP] = "inodedep",
+	[UPD_ALLOCDIRECT] = "allocdirect", [UPD_INDIRDEP] = "indirdep",
+	[UPD_ALLOCINDIR] = "allocindir", [UPD_DIRADD] = "diradd", [UPD_MKDIR] = "mkdir",
+	[UPD_DIRREM] = "dirrem", [UPD_FREEBLKS] = "freeblks", [UPD_FREEFILE] = "freefile",
+	[UPD_DATA] = "data", [UPD_COPYONWRITE] = "copyonwrite",
 };
 
 const char *deps_kind_name(unsigned kind)
@@ -1069,8 +1092,10 @@ static int check_update(struct sufs_fs *fs, struct upd *u, char *why, size_t siz
 	for (e = u->befores; e; e = e->next_before)
 		if (e->before->id >= u->id)
 			return broken(why, size, u, "(1) it waits for a newer update");
-	if (!u->undo && !u->zero_undo && u->befores)
+	if (!undoable(u) && u->befores)
 		return broken(why, size, u, "(3) it waits but has no old bytes");
+	if (u->counter && (u->undo || u->zero_undo || !u->len || u->len > 8))
+		return broken(why, size, u, "a counter's change is not a delta of at most 8 bytes");
 	if ((o = x->fold) != NULL && (o->b != u->b || undoable(o) || deps_find(fs, o->id) != o))
 		return broken(why, size, o, "its block's fold target is not its own never-undone update");
 	if (undoable(u) && (u->span >= x->nspans || x->spans[u->span].u != u ||
@@ -1096,6 +1121,8 @@ static int check_update(struct sufs_fs *fs, struct upd *u, char *why, size_t siz
 		 * bytes as the old ones: safe */
 		if (!undoable(o) || !undoable(u) || !overlaps(o, u->off, u->len) || d->failed)
 			continue;
+		if (u->counter && same_counter(o, u->off, u->len))
+			continue; /* two changes of one counter commute */
 		for (e = u->befores; e && e->before != o; e = e->next_before)
 			;
 		if (!e)

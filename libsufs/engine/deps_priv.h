@@ -24,7 +24,10 @@ struct upd {
 	uint8_t zero_undo;              /* the old bytes were all zero: kept as this flag */
 	uint8_t deferred;               /* deferred work waits for it */
 	uint8_t seen;                   /* scratch: in deps_flush_set()'s closure */
+	uint8_t counter;                /* a change of a counter that may be undone:
+					 * by subtracting delta, not by old bytes */
 	uint32_t span;                  /* its place in the block's spans, when it may be undone */
+	int32_t delta;                  /* a counter's change */
 	struct edge *afters;            /* what waits for it */
 	struct upd *bprev;              /* on the same buffer: older */
 	struct upd *hnext;              /* id hash chain */
@@ -123,7 +126,26 @@ void deps_mark_on_disk(struct sufs_fs *fs, struct buf *b);
 
 static inline int undoable(const struct upd *u)
 {
-	return u->undo || u->zero_undo;
+	return u->undo || u->zero_undo || u->counter;
+}
+
+/* Is u a change, that may be undone, of the counter at [off, off+len)? */
+static inline int same_counter(const struct upd *u, uint32_t off, uint32_t len)
+{
+	return u->counter && u->off == off && u->len == len;
+}
+
+/* Add v to the little-endian counter of len bytes at p (modulo its size). */
+static inline void counter_add(uint8_t *p, uint32_t len, int64_t v)
+{
+	uint64_t x = 0;
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		x |= (uint64_t)p[i] << (8 * i);
+	x += (uint64_t)v;
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)(x >> (8 * i));
 }
 
 static inline int overlaps(const struct upd *u, uint32_t off, uint32_t len)

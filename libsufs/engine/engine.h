@@ -73,8 +73,17 @@ size_t deps_buf_extra(void);
  * before making it; the update that carries it. */
 upd_id buf_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
 		  enum upd_kind kind, const struct waits *w);
+/* Announce that the counter at [off, off+len) of b (little-endian, at most
+ * 8 bytes: a link count) goes up by delta, or down, waiting for w, before
+ * making the change.  Changes of one counter commute: they never wait for
+ * each other, so a count raised, lowered and raised again by operations
+ * that wait for different things makes no chain. */
+upd_id buf_count(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len, int32_t delta,
+		 enum upd_kind kind, const struct waits *w);
 /* The newest pending update of b that overlaps [off, off+len), or 0 (to
- * wait for whatever is pending there). */
+ * wait for whatever is pending there: it waits for every older change of
+ * those bytes, except the other changes of a counter, which a change of
+ * all the bytes, such as an inode's zeroing, does wait for). */
 upd_id deps_last_over(const struct buf *b, uint32_t off, uint32_t len);
 /* The pending update of kind on b (the oldest), or 0. */
 upd_id deps_pending_kind(const struct buf *b, enum upd_kind kind);

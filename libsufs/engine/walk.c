@@ -89,6 +89,7 @@ static int report_block(struct report *r, struct buf *b, int flushed, sufs_deps_
 			d->state = u->included ? SUFS_DEP_READY : SUFS_DEP_BLOCKED;
 		d->undoable = undoable(u);
 		d->undo_bytes = u->undo ? u->len : 0;
+		d->delta = u->counter ? u->delta : 0;
 		d->waits = r->waits + k;
 		d->nwaits = 0;
 		for (e = u->befores; e; e = e->next_before)

@@ -94,12 +94,19 @@ int inode_load(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in)
 /*
  * The ordered parts of an inode: what fsck reads to decide what an inode
  * is and owns.  The block count (a summary), the timestamps and the
- * checksum (sealed at write time) go out as they stand.
+ * checksum (sealed at write time) go out as they stand.  A file's link
+ * count is a counter (buf_count()): its raises and lowers, each waiting
+ * for its own name, never wait for each other.  A directory's is not: its
+ * changes follow its subdirectories' ".." entries, and waiting for each
+ * other keeps the moves of directories in order (no loop on disk).
  */
-static const struct { uint32_t off, end; } ordered[2] = {
-	{ IN_MODE, IN_BLOCKS },      /* mode, flags, links, uid, gid, size */
+static const struct { uint32_t off, end; } ordered[4] = {
+	{ IN_MODE, IN_LINKS },       /* mode, flags */
+	{ IN_LINKS, IN_UID },        /* links: a counter */
+	{ IN_UID, IN_BLOCKS },       /* uid, gid, size */
 	{ IN_GENERATION, IN_CSUM },  /* generation, rdev, block pointers */
 };
+#define ORDERED_LINKS 1
 
 /* The first byte of [lo, hi) where a and b differ, or hi: eight at a
  * time while they agree. */
@@ -150,16 +157,21 @@ int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 		last = buf_update(fs, b, off, SUFS_INODE_SIZE, kind, w);
 	} else {
 		w2 = w ? *w : (struct waits){ 0 };
-		for (k = 0; k < 2; k++) {
+		for (k = 0; k < 4; k++) {
 			lo = first_diff(raw, old, ordered[k].off, ordered[k].end);
 			hi = last_diff(raw, old, lo, ordered[k].end);
 			if (lo == hi)
 				continue;
 			if (last) /* which waits for w: that is enough */
 				w2 = (struct waits){ .n = 1, .id = { last } };
-			last = buf_update(fs, b, off + lo, hi - lo,
-					  k ? (kind == UPD_INODEDEP ? UPD_ALLOCDIRECT : kind) : kind,
-					  &w2);
+			if (k == ORDERED_LINKS && !S_ISDIR(in->mode))
+				last = buf_count(fs, b, off + IN_LINKS, IN_UID - IN_LINKS,
+						 (int32_t)(get32(raw + IN_LINKS) - get32(old + IN_LINKS)),
+						 kind, &w2);
+			else
+				last = buf_update(fs, b, off + lo, hi - lo,
+						  k == 3 && kind == UPD_INODEDEP ? UPD_ALLOCDIRECT : kind,
+						  &w2);
 		}
 		if (memcmp(raw, old, SUFS_INODE_SIZE) != 0)
 			buf_touch(fs, b);
