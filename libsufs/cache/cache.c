@@ -203,6 +203,26 @@ static int get(struct sufs_fs *fs, uint64_t blk, enum buf_type type, int fresh,
 	if (fresh && c->wants_old && c->wants_old(fs, blk))
 		fresh = 0; /* a snapshot wants its old contents: read them */
 	b = lookup(c, blk);
+	if (!b) {
+		err = make_room(fs);
+		if (err)
+			return err;
+		/*
+		 * One buffer per block, even across the write-back: an epoch
+		 * run to make room runs the deferred work that became ready,
+		 * and a deferred free reads and changes a bitmap block, maybe
+		 * the very one that missed (an allocation's).  Look again, and
+		 * take that buffer: a second one read from the disk would miss
+		 * the free's change, and both would go out, the older bytes
+		 * perhaps last.  The engine marks an update on disk when a
+		 * write of its buffer carried it (deps_epoch()); that is what
+		 * holds a pointer back until its bitmap bit is on disk (rule
+		 * 1) and a freed block off the bitmap until no pointer on disk
+		 * names it (rule 2), and it holds only while every write of a
+		 * block carries that block's newest updates.
+		 */
+		b = lookup(c, blk);
+	}
 	if (b) {
 		lru_unlink(b);
 		lru_append(c, b);
@@ -240,9 +260,6 @@ static int get(struct sufs_fs *fs, uint64_t blk, enum buf_type type, int fresh,
 		*out = b;
 		return 0;
 	}
-	err = make_room(fs);
-	if (err)
-		return err;
 	b = pool_get(&c->bufs, sizeof(*b) + c->extra);
 	if (b)
 		memset(b, 0, sizeof(*b) + c->extra);

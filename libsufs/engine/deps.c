@@ -1065,7 +1065,8 @@ static int broken(char *why, size_t size, const struct upd *u, const char *what)
 	return -EFAULT;
 }
 
-/* The cache's dirty list holds the dirty buffers, each once. */
+/* The cache's dirty list holds the dirty buffers, each once, and each the
+ * only buffer of its block. */
 static int check_dirty_list(struct sufs_fs *fs, char *why, size_t size)
 {
 	struct buf *b, **prev = &fs->cache.dirtylist;
@@ -1076,6 +1077,11 @@ static int check_dirty_list(struct sufs_fs *fs, char *why, size_t size)
 			return broken(why, size, NULL, "the dirty list is not the dirty buffers");
 	if (count != fs->cache.dirty)
 		return broken(why, size, NULL, "the dirty list is not the dirty buffers");
+	/* a write carries its block's newest updates only when the block
+	 * has one buffer (cache.c, get()) */
+	for (b = fs->cache.dirtylist; b; b = b->dnext)
+		if (cache_lookup(fs, b->blk) != b)
+			return broken(why, size, NULL, "a dirty buffer is not its block's only one");
 	return 0;
 }
 
