@@ -59,10 +59,8 @@
  *       merge_range() widens an undoable update over bytes that a newer,
  *       never-undone update changed, the old bytes it takes come from the
  *       buffer and so already hold that change: undoing it never reverts
- *       it.)  Two changes of one counter are the exception: undoing
- *       either subtracts its own delta, so they commute, and neither
- *       waits for the other.  A change of other bytes over a counter
- *       waits for every pending change of it.
+ *       it.)  Two changes of one counter commute (each is undone by
+ *       its delta): neither waits for the other.
  *       Enforced by deps_update().
  *   (3) An update that has no old bytes (nor a counter's delta) is
  *       allowed in every write: it was created waiting for nothing.  (Old
@@ -1066,23 +1064,19 @@ static int broken(char *why, size_t size, const struct upd *u, const char *what)
 }
 
 /* The cache's dirty list holds the dirty buffers, each once, and each the
- * only buffer of its block. */
+ * only buffer of its block (else a write may miss its newest updates). */
 static int check_dirty_list(struct sufs_fs *fs, char *why, size_t size)
 {
 	struct buf *b, **prev = &fs->cache.dirtylist;
 	size_t count = 0;
 
 	for (b = fs->cache.dirtylist; b; prev = &b->dnext, b = b->dnext)
-		if (!b->dirty || b->dprev != prev || ++count > fs->cache.dirty)
-			return broken(why, size, NULL, "the dirty list is not the dirty buffers");
-	if (count != fs->cache.dirty)
-		return broken(why, size, NULL, "the dirty list is not the dirty buffers");
-	/* a write carries its block's newest updates only when the block
-	 * has one buffer (cache.c, get()) */
-	for (b = fs->cache.dirtylist; b; b = b->dnext)
-		if (cache_lookup(fs, b->blk) != b)
-			return broken(why, size, NULL, "a dirty buffer is not its block's only one");
-	return 0;
+		if (!b->dirty || b->dprev != prev || ++count > fs->cache.dirty ||
+		    cache_lookup(fs, b->blk) != b)
+			return broken(why, size, NULL, "the dirty list is not the dirty buffers, "
+				      "each its block's only one");
+	return count != fs->cache.dirty ? broken(why, size, NULL, "the dirty list is not "
+						 "the dirty buffers") : 0;
 }
 
 /* One update's own invariants, and its block's lists and counts. */
