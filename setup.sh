@@ -17,7 +17,7 @@ set -euo pipefail
 SRCDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PACKAGES="autoconf automake libtool pkg-config make gcc libblkid-dev libreadline-dev
 zlib1g-dev libcmocka-dev bats bats-assert bats-support e2fsprogs python3 tmux graphviz expect
-jq"
+jq libfuse3-dev fuse3 psmisc"
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 usage() {
