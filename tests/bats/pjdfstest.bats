@@ -1,0 +1,63 @@
+#!/usr/bin/env bats
+# pjdfstest, the POSIX conformance suite, on a sufs-fuse mount made with
+# -o default_permissions,allow_other, as root (tests/pjdfstest/run).  The
+# whole suite runs once (about 13 minutes); then a test per system call
+# says whether each of its files passed, but for those
+# tests/pjdfstest/expected-failures lists.  Skipped without root,
+# /dev/fuse, or pjdfstest's sources beside the repository (make builds
+# it from ../shared/third_party/pjdfstest).
+
+bats_require_minimum_version 1.5.0
+load helper
+
+setup_file() {
+	require_fuse
+	[ -x "$SUFS_BUILDDIR/pjdfstest/pjdfstest" ] ||
+		skip "pjdfstest is not built: its sources are not in ../shared/third_party/pjdfstest"
+	require_cmd prove
+	local rc=0
+	"$SUFS_SRCDIR/tests/pjdfstest/run" --log "$BATS_FILE_TMPDIR/prove.log" \
+		>"$BATS_FILE_TMPDIR/summary" 2>"$BATS_FILE_TMPDIR/errors" || rc=$?
+	echo $rc >"$BATS_FILE_TMPDIR/status"
+}
+
+# passed DIR: every file of pjdfstest's tests/DIR ran, and passed or may
+# fail (the run says "DIR/NN.t failed" of one that may not)
+passed() {
+	local log=$BATS_FILE_TMPDIR/prove.log
+	[ -f "$log" ] || fail "pjdfstest did not run: $(cat "$BATS_FILE_TMPDIR/errors")"
+	n=$(grep -cE "/tests/$1/[0-9]+\.t \.+ " "$log") || true
+	[ "$n" -eq "$(find "$SUFS_BUILDDIR/pjdfstest/tests/$1" -name '*.t' | wc -l)" ] ||
+		fail "only $n files of $1 ran"
+	run grep -E "^pjdfstest/run: $1/" "$BATS_FILE_TMPDIR/errors"
+	if [ "$status" -eq 0 ]; then
+		grep -E "/tests/$1/" "$log" | grep -v ' ok$' >&2 || true
+		fail "$output"
+	fi
+}
+
+@test "pjdfstest ran every file, the daemon exited 0 and the image checks clean afterwards" {
+	assert_equal "$(cat "$BATS_FILE_TMPDIR/status")" 0 ||
+		fail "$(cat "$BATS_FILE_TMPDIR/errors")"
+	files=$(find "$SUFS_BUILDDIR/pjdfstest/tests" -name '*.t' | wc -l)
+	run cat "$BATS_FILE_TMPDIR/summary"
+	assert_output --regexp "^pjdfstest on sufs: $files files, [0-9]+ assertions: "
+}
+
+@test "pjdfstest chflags: every file passes (pjdfstest leaves it out on Linux)" { passed chflags; }
+@test "pjdfstest chmod: every file passes" { passed chmod; }
+@test "pjdfstest chown: every file passes" { passed chown; }
+@test "pjdfstest ftruncate: every file passes" { passed ftruncate; }
+@test "pjdfstest granular: every file passes (pjdfstest leaves it out on Linux)" { passed granular; }
+@test "pjdfstest link: every file passes" { passed link; }
+@test "pjdfstest mkdir: every file passes" { passed mkdir; }
+@test "pjdfstest mkfifo: every file passes" { passed mkfifo; }
+@test "pjdfstest mknod: every file passes" { passed mknod; }
+@test "pjdfstest open: every file passes" { passed open; }
+@test "pjdfstest posix_fallocate: every file passes (pjdfstest leaves it out on Linux)" { passed posix_fallocate; }
+@test "pjdfstest rename: every file passes" { passed rename; }
+@test "pjdfstest rmdir: every file passes" { passed rmdir; }
+@test "pjdfstest symlink: every file passes" { passed symlink; }
+@test "pjdfstest truncate: every file passes" { passed truncate; }
+@test "pjdfstest unlink: every file passes" { passed unlink; }
+@test "pjdfstest utimensat: every file passes" { passed utimensat; }
