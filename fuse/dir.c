@@ -265,7 +265,7 @@ void op_fsyncdir(fuse_req_t req, fuse_ino_t node, int datasync, struct fuse_file
 	(void)datasync;
 	(void)fi;
 	sufs_lock(m->fs);
-	rc = sufs_fsync(m->fs, ino);
+	rc = sync_inode(m, ino); /* io.c */
 	sufs_unlock(m->fs);
 	fuse_reply_err(req, fuse_errno(m, rc, "syncing", ino));
 }

@@ -113,6 +113,10 @@ int entry_of(struct mount *m, uint32_t dir, uint32_t ino, struct fuse_entry_para
 /* Reply with e; a reply the kernel did not take gives its reference back. */
 void reply_entry(fuse_req_t req, const struct fuse_entry_param *e);
 
+/* Make an inode durable, with the names that reach it (fsync, fsyncdir);
+ * under the lock. */
+int sync_inode(struct mount *m, uint32_t ino);
+
 /* io.c and dir.c: the file and directory operations of sufs_fuse_ops */
 void op_open(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi);
 void op_read(fuse_req_t req, fuse_ino_t node, size_t size, off_t off,
