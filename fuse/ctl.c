@@ -175,7 +175,10 @@ struct job {
 	int cancelled;
 	uint32_t *inos;
 	size_t ninos, capinos;
+	unsigned logged;           /* problems found (the check after a crash) */
 };
+
+#define LOG_PROBLEMS 10
 
 static void job_report(void *arg, const struct sufs_problem *p, int fixed)
 {
@@ -196,7 +199,9 @@ static void job_report(void *arg, const struct sufs_problem *p, int fixed)
 			j->inos[j->ninos++] = p->ino;
 	}
 	if (!j->client) {
-		note(j->m, LOG_INFO, "%s: background check: %s", j->m->image, p->message);
+		/* the first few in the log, then how many more (leaks all) */
+		if (j->logged++ < LOG_PROBLEMS)
+			note(j->m, LOG_INFO, "%s: background check: %s", j->m->image, p->message);
 		return;
 	}
 	snprintf(code, sizeof(code), "%u", p->def->code);
@@ -326,6 +331,9 @@ static void check_after_crash(struct mount *m)
 		note(m, LOG_INFO, "%s: not unmounted cleanly: checking it in the background",
 		     m->image);
 		rc = run_check(&j, 0, m->throttle_kib, &r);
+		if (j.logged > LOG_PROBLEMS)
+			note(m, LOG_INFO, "%s: background check: %u problems more", m->image,
+			     j.logged - LOG_PROBLEMS);
 		if (rc)
 			note(m, LOG_ERR, "%s: background check: %s", m->image, sufs_strerror(rc));
 		else if (r.status & SUFS_EXIT_CANCELLED)

@@ -285,8 +285,7 @@ static int open_image(struct mount *m, uint64_t cache_bytes)
 	 * superblock, which must not be written if the image is refused */
 	rc = sufs_dev_open(m->image, m->readonly ? 0 : SUFS_DEV_RDWR, &dev);
 	if (rc) {
-		errmsg("%s: %s%s", shown(m->image), sufs_strerror(rc),
-		       rc == -SUFS_EINUSE ? " (is it mounted already?)" : "");
+		errmsg("%s: %s", shown(m->image), open_error(m->image, rc));
 		return EXIT_FAIL;
 	}
 	if (peek_super(dev, &sb)) {
