@@ -4,11 +4,12 @@
  *
  * One thread serves the channel (common/ctl.h has the protocol), one
  * client at a time, so that two checks, or a check and a snapshot's
- * deletion, never run together.  Before it serves anyone, when the image
- * was not unmounted cleanly, it runs the background check (FreeBSD's
+ * deletion, never run together.  When the image was not unmounted
+ * cleanly, another thread runs the background check first (FreeBSD's
  * background fsck at boot, made live): a snapshot is checked for leaks
  * while the mount is in use, and what it found is freed on the live file
- * system.  Until that is done the image stays in softdep mode, the only
+ * system; the channel answers "info" meanwhile, and every other request
+ * once it is done.  Until then the image stays in softdep mode, the only
  * one the check takes; then it goes to the mode asked for.
  *
  * The library's rules hold here as in the request handlers: every call
@@ -44,6 +45,13 @@ struct ctl_server {
 	int wake[2];               /* a pipe, written to stop the thread */
 	pthread_t thread;
 	int started;
+	/* the check after a crash, in a thread of its own, so that "info"
+	 * is answered meanwhile; the other requests wait for its end */
+	pthread_t bg;
+	int bg_started;
+	pthread_mutex_t bg_lock;
+	pthread_cond_t bg_done;
+	int bg_running;
 };
 
 static double seconds(void)
@@ -606,6 +614,16 @@ static int allowed(int fd)
 	       (cred.uid == 0 || cred.uid == geteuid());
 }
 
+/* Wait for the check after a crash to end: one check at a time, and a
+ * snapshot taken or deleted only once the image is checked. */
+static void after_check(struct ctl_server *s)
+{
+	pthread_mutex_lock(&s->bg_lock);
+	while (s->bg_running)
+		pthread_cond_wait(&s->bg_done, &s->bg_lock);
+	pthread_mutex_unlock(&s->bg_lock);
+}
+
 static void serve_client(struct mount *m, int fd)
 {
 	char *w[CTL_MAX_WORDS];
@@ -618,9 +636,13 @@ static void serve_client(struct mount *m, int fd)
 		ctl_close(&c);
 		return;
 	}
-	if (!strcmp(w[0], "info"))
+	if (!strcmp(w[0], "info")) {
 		cmd_info(m, &c);
-	else if (!allowed(fd))
+		ctl_close(&c);
+		return;
+	}
+	after_check(m->ctl);
+	if (!allowed(fd))
 		send_done(&c, -EPERM, NULL);
 	else if (!strcmp(w[0], "check"))
 		cmd_check(m, &c, w, n);
@@ -639,6 +661,19 @@ static void serve_client(struct mount *m, int fd)
 
 /* ---- the thread ---------------------------------------------------------------------------- */
 
+static void *bg_main(void *arg)
+{
+	struct mount *m = arg;
+	struct ctl_server *s = m->ctl;
+
+	check_after_crash(m);
+	pthread_mutex_lock(&s->bg_lock);
+	s->bg_running = 0;
+	pthread_cond_broadcast(&s->bg_done);
+	pthread_mutex_unlock(&s->bg_lock);
+	return NULL;
+}
+
 static void *ctl_main(void *arg)
 {
 	struct mount *m = arg;
@@ -646,8 +681,6 @@ static void *ctl_main(void *arg)
 	struct pollfd p[3];
 	int i, fd;
 
-	if (m->bgcheck)
-		check_after_crash(m);
 	for (i = 0; i < 2; i++)
 		p[i] = (struct pollfd){ s->listen[i], POLLIN, 0 };
 	p[2] = (struct pollfd){ s->wake[0], POLLIN, 0 };
@@ -672,6 +705,15 @@ int ctl_start(struct mount *m, int (*start)(pthread_t *, void *(*)(void *), void
 
 	if (pipe2(s->wake, O_CLOEXEC))
 		return -errno;
+	pthread_mutex_init(&s->bg_lock, NULL);
+	pthread_cond_init(&s->bg_done, NULL);
+	if (m->bgcheck) {
+		s->bg_running = 1;
+		rc = start(&s->bg, bg_main, m);
+		s->bg_started = rc == 0;
+		if (rc)
+			return rc;
+	}
 	rc = start(&s->thread, ctl_main, m);
 	s->started = rc == 0;
 	return rc;
@@ -684,8 +726,10 @@ void ctl_stop(struct mount *m)
 
 	if (!s)
 		return;
+	/* m->stopping is set: a check or an export under way stops */
+	if (s->bg_started)
+		pthread_join(s->bg, NULL);
 	if (s->started) {
-		/* m->stopping is set: a check or an export under way stops */
 		if (write(s->wake[1], "x", 1) < 0)
 			note(m, LOG_ERR, "stopping the control channel: %s", strerror(errno));
 		pthread_join(s->thread, NULL);

@@ -68,6 +68,7 @@ static void usage(FILE *f)
 		"  -o age=SECONDS     write back changes older than this (%d; 0: never by age)\n"
 		"  -o timeout=SECONDS how long the kernel may cache names and attributes (%g)\n"
 		"  -o nobgcheck       after a crash, do not run the background check\n"
+		"  -o bgthrottle=KIB  the background check reads at most KIB KiB/s\n"
 		"  -o OPTION          libfuse's and mount's options (allow_other, ...)\n"
 		"      --help         show this help (and libfuse's options) and exit\n"
 		"  -V, --version      show the version and exit\n"
@@ -105,7 +106,7 @@ void note(struct mount *m, int level, const char *fmt, ...)
 
 struct cmdline {
 	char *image, *mountpoint;
-	char *mode, *cache, *dirty, *age, *timeout;
+	char *mode, *cache, *dirty, *age, *timeout, *bgthrottle;
 	int ro, nobgcheck, help, version, extra;
 	int max_threads;           /* -o max_threads was given (libfuse's option) */
 };
@@ -120,6 +121,7 @@ static const struct fuse_opt spec[] = {
 	OPT("age=%s", age),
 	OPT("timeout=%s", timeout),
 	OPT("nobgcheck", nobgcheck),
+	OPT("bgthrottle=%s", bgthrottle),
 	FUSE_OPT_KEY("ro", KEY_RO),
 	FUSE_OPT_KEY("max_threads=", KEY_MAX_THREADS),
 	FUSE_OPT_KEY("-h", KEY_HELP),
@@ -202,6 +204,9 @@ static int take_options(const struct cmdline *c, struct mount *m, uint64_t *cach
 			return EXIT_USAGE;
 		m->timeout = t;
 	}
+	if (c->bgthrottle && option_u32("bgthrottle", c->bgthrottle, UINT32_MAX, &t))
+		return EXIT_USAGE;
+	m->throttle_kib = c->bgthrottle ? t : 0;
 	m->readonly = c->ro;
 	m->bgcheck = !c->nobgcheck;
 	return EXIT_OK;
@@ -625,5 +630,6 @@ out:
 	free(c.dirty);
 	free(c.age);
 	free(c.timeout);
+	free(c.bgthrottle);
 	return status;
 }

@@ -101,6 +101,21 @@ only_leaks() {
 	assert_line --regexp '^Filesystem state: +clean$'
 }
 
+@test "during the background check after a crash the daemon says at once where the image is mounted; fsck.sufs -b waits for the check" {
+	leaky_crash
+	mnt -o bgthrottle=256
+	start=$(date +%s%N)
+	run --separate-stderr "$DUMP" -h "$IMG"
+	took=$((($(date +%s%N) - start) / 1000000))
+	[[ $stderr == *"is mounted on $MNT (sufs-fuse, pid $FUSE_PID)"* ]] || fail "$stderr"
+	[ "$took" -lt 2000 ] || fail "info took $took ms"
+	grep -q "background check done" "$T/fuse.log" && skip "the check was done before the question"
+	run "$FSCK" -b "$MNT"
+	assert_success
+	grep -q "background check done" "$T/fuse.log" || fail "fsck.sufs -b did not wait for the check"
+	umnt
+}
+
 @test "with -o nobgcheck the leaks stay; fsck.sufs -b on the mount point, or on the image, frees them" {
 	require_cmd jq
 	leaky_crash
