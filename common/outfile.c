@@ -10,7 +10,7 @@
  *
  * A name that holds an image may be held open by a program writing it
  * (sufs-debug -w, sufs-replay, fsck.sufs), which keeps an exclusive flock
- * on it (libsufs/dev.c).  Renaming over it would leave that program
+ * on it (libsufs/dev/dev.c).  Renaming over it would leave that program
  * writing to a file that no name reaches: its work lost without a word.
  * So the file under the name is locked the same way from outfile_open() to
  * outfile_commit(), and a name another program holds is refused.

@@ -698,14 +698,14 @@ void sufs_lock(struct sufs_fs *fs);
 void sufs_unlock(struct sufs_fs *fs);
 
 /* ------------------------------------------------------------------------ */
-/* Checking and repair (check.c)                                              */
+/* Checking and repair (check/)                                               */
 /* ------------------------------------------------------------------------ */
 
 /*
- * Every inconsistency the checker knows is a row of one table (check_problems.c):
+ * Every inconsistency the checker knows is a row of one table (check/problems.c):
  * a code, a message template, flags and the question it asks.  One function
  * decides, for every problem alike, whether it is fixed: by -n, -y, -p,
- * leak-only or an interactive answer.
+ * leak-only, the background check or an interactive answer.
  */
 #define SUFS_PR_PREEN_OK 0x1   /* preen (-p) may fix it without asking */
 #define SUFS_PR_LEAK     0x2   /* a leak: all a crash under soft updates may leave */
@@ -791,7 +791,7 @@ struct sufs_problem_def {
 	unsigned pass;             /* 0-5; pass 1b is 1 */
 	unsigned flags;            /* SUFS_PR_* */
 	const char *prompt;        /* the question: "Fix", "Clear", "Clone", ... */
-	const char *message;       /* the template (check_problems.c lists the
+	const char *message;       /* the template (check/problems.c lists the
 	                              placeholders) */
 };
 const struct sufs_problem_def *sufs_problem_def(unsigned code);

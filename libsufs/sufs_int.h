@@ -1,22 +1,24 @@
 /*
  * sufs_int.h - what the layers of libsufs share and the programs do not see.
  *
- * The layers, bottom to top (each uses those below it; the three hooks
- * that call upward are named in doc/ARCHITECTURE.md):
- *   dev.c     the device: whole-block I/O, barrier
- *   pool.c    records of one size, cut from chunks and reused
- *   cache.c   the buffer cache: one buffer per block, write-back
- *   deps.c    the dependency engine: updates, write images, epochs
- *   alloc.c   block and inode bitmaps, group summaries
- *   inode.c   inodes and block maps (direct, indirect, double, triple)
- *   dir.c     directory entries; dirhash.c, large directories' names
- *   snap.c    snapshots: copy on write, the view
- *   ops.c     the file-system operations
- *   fs.c      opening, syncing and closing; mkfs.c formats;
- *   check.c   the checker, bgcheck.c its background run.
+ * The layers, bottom to top, a folder each (each calls only into its own
+ * layer and those below it; the hooks that reach upward are fields of
+ * struct cache and struct sufs_fs, named in doc/ARCHITECTURE.md):
+ *   base/     byte order, the on-disk format (format.h: the offsets),
+ *             errors, pools of records of one size, the clock
+ *   dev/      the device: whole-block I/O, barrier, the write lock
+ *   cache/    the buffer cache: one buffer per block
+ *   engine/   the dependency engine (engine.h): updates, write images,
+ *             epochs, deferred work, the write-back policy
+ *   meta/     the superblock and group descriptors, bitmaps, inodes and
+ *             block maps, directories and their in-memory index
+ *   ops/      the file-system operations
+ *   snap/     snapshots: copy on write, claims, the view
+ *   fs/       opening and closing; formatting
+ *   check/    the checker (check_int.h), and its background run
  * Layers above the cache never write a block: they change a buffer's bytes
- * after announcing the change with buf_update(), and the cache decides when
- * and how the block goes out.
+ * after announcing the change with buf_update(), and the engine decides
+ * when and how the block goes out.  tests/layers/run checks all of this.
  */
 #ifndef SUFS_INT_H
 #define SUFS_INT_H
@@ -71,15 +73,7 @@ static inline int mem_is_zero(const void *p, size_t len)
 	return len == 0 || (b[0] == 0 && memcmp(b, b + 1, len - 1) == 0);
 }
 
-/* ---- on-disk offsets that more than one file needs ---------------------- */
-
-/* directory entry */
-#define DE_INO      0
-#define DE_RECLEN   4
-#define DE_NAMELEN  6
-#define DE_FTYPE    7
-#define DE_NAME     8
-#define DIR_TAIL_MAGIC 0x4c494154u /* "TAIL" */
+#include "base/format.h"
 
 /* A name's hash (FNV-1a): dirhash's index, and fsck's search for a name
  * given twice in a directory. */
@@ -100,6 +94,9 @@ static inline uint32_t dirent_size(uint32_t namelen)
 
 /* ---- the buffer cache ---------------------------------------------------- */
 
+struct sufs_fs;
+struct buf;
+
 /* What a block holds decides how its write image is sealed (checksums) and
  * how it is verified when read. */
 enum buf_type {
@@ -109,63 +106,6 @@ enum buf_type {
 	BUF_ITABLE,  /* inode table: inode checksums */
 	BUF_DIR,     /* directory block: tail checksum */
 	BUF_IND,     /* indirect block */
-};
-
-/* Update kinds: the 1999 paper's names, shown by the tools (deps.c says
- * which two also steer the engine). */
-enum upd_kind {
-	UPD_BMSAFEMAP,  /* bitmap bit */
-	UPD_INODEDEP,   /* inode fields */
-	UPD_ALLOCDIRECT,/* block pointer in an inode */
-	UPD_INDIRDEP,   /* a new indirect block's contents */
-	UPD_ALLOCINDIR, /* block pointer in an indirect block */
-	UPD_DIRADD,     /* new directory entry */
-	UPD_MKDIR,      /* a new directory's first block */
-	UPD_DIRREM,     /* removed directory entry */
-	UPD_FREEBLKS,
-	UPD_FREEFILE,
-	UPD_DATA,       /* file data */
-	UPD_COPYONWRITE,/* a block's old contents, until a snapshot's copy is on disk */
-};
-
-typedef uint64_t upd_id;         /* 0: nothing (or something already on disk) */
-#define DEPS_MAX_WAITS 32
-
-/* The byte range of an update that may be undone, kept in an array per
- * block so that the search for overlaps reads memory in order. */
-struct uspan {
-	uint32_t off, end;
-	struct upd *u;
-};
-
-/* One recorded change of a block's bytes (deps.c explains). */
-struct upd {
-	/* what a walk of a block's updates reads comes first (64 bytes) */
-	upd_id id;
-	struct buf *b;
-	struct upd *bnext;              /* on the same buffer: newer */
-	struct edge *befores;           /* what it waits for */
-	uint8_t *undo;                  /* old bytes; NULL when it can never be undone,
-					 * or when they were all zero (zero_undo) */
-	uint32_t off, len;
-	uint8_t kind;                   /* enum upd_kind */
-	uint8_t included;               /* scratch: allowed in the image being built */
-	uint8_t inflight;               /* written in the epoch in progress */
-	uint8_t zero_undo;              /* the old bytes were all zero: kept as this flag */
-	uint8_t deferred;               /* deferred work waits for it */
-	uint32_t span;                  /* its place in b->spans, when it may be undone */
-	struct edge *afters;            /* what waits for it */
-	struct upd *bprev;              /* on the same buffer: older */
-	struct upd *hnext;              /* id hash chain */
-};
-
-/* Work that waits for updates to be on disk (frees). */
-struct deferred {
-	struct deferred *next;
-	int (*fn)(struct sufs_fs *fs, void *arg);
-	void *arg;
-	unsigned nwaits;
-	upd_id waits[];
 };
 
 /* Objects of one size, cut from chunks and kept for reuse (pool.c): the
@@ -183,36 +123,6 @@ struct pool {
 void *pool_get(struct pool *p, size_t size);
 void pool_put(struct pool *p, void *x);
 void pool_drain(struct pool *p);
-
-/* A block's spans are indexed by grain, a 64th of the block (deps.c). */
-#define DEPS_GRAIN_BITS 6
-#define DEPS_GRAINS (1u << DEPS_GRAIN_BITS)
-
-struct deps {
-	struct upd **hash;
-	size_t nhash;
-	upd_id next_id;
-	struct deferred *deferred;
-	uint64_t ndeferred;
-	uint64_t pending, edges, undo_bytes, span_bytes, mem;
-	uint64_t peak_pending, peak_mem, peak_undo;
-	uint64_t created, merged, undone, epochs;
-	uint64_t forgotten;              /* ranges forgotten as never written */
-	uint32_t grain_shift;           /* a grain's size in bytes, as a shift */
-	int failed;                     /* memory ran out: ordering not guaranteed */
-	int epoch_failed;               /* a write or barrier failed: what was
-					 * pending may be on disk all the same */
-	struct pool edge_pool, upd_pool; /* freed ones kept for reuse */
-	uint8_t *stage;                 /* where an epoch builds its write images */
-	int running_deferred;
-};
-
-/* A set of updates to wait for, built up by an operation. */
-struct waits {
-	unsigned n;
-	upd_id id[DEPS_MAX_WAITS];
-};
-int waits_add(struct waits *w, upd_id id);
 
 /* What is known of the checksums of an inode-table block's inodes: a
  * change of its bytes (mark_dirty()) makes it unknown again, except the
@@ -237,20 +147,16 @@ struct buf {
 	uint8_t csum_known;             /* BUF_DIR: csum_bad is of the bytes it holds now */
 	uint8_t recheck;                /* used in another role since checked (get()) */
 	uint8_t plain;                  /* changed outside any update (summaries, times) */
-	uint8_t written;                /* scratch: written in the epoch in progress */
 	uint8_t inodes_ok;              /* BUF_ITABLE: enum inodes_ok (inode.c) */
-	uint32_t undone_in_write;       /* updates left out of its last write image */
 	uint32_t owner;                 /* BUF_DIR: the directory's inode, for fsync */
-	struct upd *upds, *ulast;       /* pending updates, oldest first, newest */
-	struct upd *fold;               /* one of them that is never undone, or NULL */
-	uint32_t nupds;                 /* how many */
-	uint32_t nundo;                 /* of them, those that may be undone */
-	struct uspan *spans;            /* where those are, oldest first (NULL: gone) */
-	uint32_t nspans, capspans;
-	uint64_t *grains;               /* with many spans: for each grain of the
-					 * block, a bit per span that may lie over it */
-	uint32_t gwords;                /* words of bits per grain (0: no index) */
+	/* then cache->extra bytes: the engine's (buf_extra()) */
 };
+
+/* The bytes the cache keeps after a buffer for the layer above it. */
+static inline void *buf_extra(const struct buf *b)
+{
+	return (void *)(b + 1);
+}
 
 struct cache {
 	struct buf **hash;
@@ -260,8 +166,17 @@ struct cache {
 	size_t limit;                   /* buffers kept at most (soft) */
 	size_t dirty_limit;             /* write back when more are dirty */
 	struct buf lru;                 /* sentinel */
-	struct pool bufs, blocks;       /* struct buf, and the blocks' bytes */
+	struct pool bufs, blocks;       /* struct buf (and its extra), and the blocks' bytes */
+	size_t extra;                   /* bytes kept after each struct buf */
+	uint64_t retypes;               /* directory blocks taken in another role
+					 * (dirhash.c: its indexes are stale then) */
+	/* hooks the layers above set (doc/ARCHITECTURE.md): */
+	int (*write_back)(struct sufs_fs *fs);       /* too much is dirty (the engine) */
+	void (*before_change)(struct sufs_fs *fs, struct buf *b); /* snapshots: copy */
+	int (*wants_old)(const struct sufs_fs *fs, uint64_t blk); /* snapshots */
 };
+
+#include "engine/engine.h"
 
 /* ---- the file system in memory -------------------------------------------- */
 
@@ -290,14 +205,12 @@ struct sufs_fs {
 	struct sufs_stats stats;
 	uint8_t *zero;                  /* a block of zeros */
 	unsigned mode;                  /* enum sufs_mode */
-	struct deps deps;
+	struct deps *deps;              /* the engine's, private (engine/deps_priv.h) */
 	unsigned dirty_percent;
 	unsigned max_age_ms;
 	double last_epoch;              /* monotonic seconds */
 	unsigned broken_rule;           /* sufs_test_break_rule(): 0, or the rule broken */
 	int order_lost_noted;           /* fs_lost_order() wrote the flag */
-	struct moved { uint32_t ino; upd_id removal; } *moved; /* ops.c, moved_note() */
-	size_t nmoved, capmoved;
 	/* the directory each inode was last given a name in while open (dir.c,
 	 * parent_note()): where fsync walks up from once that name is on disk */
 	struct parent_hint { uint32_t ino, dir; } *parents;
@@ -306,7 +219,13 @@ struct sufs_fs {
 	size_t nholds, capholds;
 	struct dirhash *dirhash[32];    /* indexes of large directories (dirhash.c) */
 	uint64_t dirhash_clock;
+	uint64_t dirhash_retypes;       /* cache.retypes when the indexes were built */
 	struct snap *snaps[SUFS_SNAP_SLOTS]; /* snap.c: the snapshots kept, oldest first */
+	/* the allocator's hooks (snap.c sets them while a snapshot is kept):
+	 * a freed block a snapshot needs is claimed by it (1); a block one
+	 * needs is never handed out, even where its bit looks clear */
+	int (*claim_freed)(struct sufs_fs *fs, uint64_t blk);
+	int (*block_held)(const struct sufs_fs *fs, uint64_t blk);
 	unsigned nsnaps;
 	unsigned snap_busy;             /* snap.c: copies or claims in progress (nested) */
 	pthread_mutex_t lock;           /* sufs_lock(): a second thread reads views */
@@ -319,49 +238,43 @@ struct sufs_fs {
 	void *trace_arg;
 };
 
-/* cache.c */
-int cache_init(struct sufs_fs *fs, size_t limit_bytes);
+/* ---- base/clock.c ---- */
+double now_seconds_mono(void);
+
+/* ---- cache/cache.c ---- */
+int cache_init(struct sufs_fs *fs, size_t limit_bytes, size_t extra);
 void cache_destroy(struct sufs_fs *fs);
 int buf_get(struct sufs_fs *fs, uint64_t blk, enum buf_type type, struct buf **out);
 int buf_get_new(struct sufs_fs *fs, uint64_t blk, enum buf_type type, struct buf **out);
 void buf_put(struct sufs_fs *fs, struct buf *b);
-upd_id buf_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
-		  enum upd_kind kind, const struct waits *w);
 void buf_touch(struct sufs_fs *fs, struct buf *b);
-/* The newest pending update of b that overlaps bytes off .. off + len - 1,
- * or 0 (to wait for whatever is pending there). */
-upd_id buf_last_update(const struct buf *b, uint32_t off, uint32_t len);
-void buf_forget(struct sufs_fs *fs, uint64_t blk);
-int cache_writeback(struct sufs_fs *fs);
+void cache_before_change(struct sufs_fs *fs, struct buf *b);
+void cache_mark_dirty(struct sufs_fs *fs, struct buf *b);
 void cache_seal(struct sufs_fs *fs, struct buf *b, uint8_t *image);
 struct buf *cache_lookup(struct sufs_fs *fs, uint64_t blk);
-void buf_clean(struct sufs_fs *fs, struct buf *b);
+void cache_drop(struct sufs_fs *fs, uint64_t blk);
 /* b is dirty no more (written, its block freed, or dropped): off the
  * dirty list */
 void cache_set_clean(struct sufs_fs *fs, struct buf *b);
 
-/* deps.c */
-struct upd *deps_find(struct sufs_fs *fs, upd_id id);
-upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
-		   enum upd_kind kind, const upd_id *waits, unsigned nwaits);
-unsigned deps_image(struct sufs_fs *fs, struct buf *b, uint8_t *out, unsigned *undone);
-int deps_defer(struct sufs_fs *fs, const upd_id *waits, unsigned nwaits,
-	       int (*fn)(struct sufs_fs *, void *), void *arg);
-int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, void *),
-	       void *arg, int barrier);
-int deps_drain(struct sufs_fs *fs);
-int deps_flush_set(struct sufs_fs *fs, upd_id *ids, size_t n);
-int deps_check(struct sufs_fs *fs);
-void deps_cancel(struct sufs_fs *fs, struct buf *b);
-int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
-		    enum buf_type after_type);
-void deps_destroy(struct sufs_fs *fs);
-const char *deps_kind_name(unsigned kind);
-
-/* fs.c */
+/* ---- engine/writeback.c: the write-back policy (the rest of the
+ * engine's API is engine.h) ---- */
 int fs_op_end(struct sufs_fs *fs, int err);
+int cache_writeback(struct sufs_fs *fs);
+
+/* ---- meta/super.c: the superblock and group descriptors in memory ---- */
 int fs_lost_order(struct sufs_fs *fs);
-double now_seconds_mono(void);
+int fs_read_gdt(struct sufs_fs *fs);
+int fs_write_all(struct sufs_fs *fs);
+void fs_free_base(struct sufs_fs *fs);
+/* The snapshot slots: the slot naming inode ino (-1: none); whether ino is
+ * a snapshot file; whether (dir, name) is /.snap while it holds a snapshot
+ * (snapshots are found by name there: it keeps its name while it holds
+ * any). */
+extern const char snapdir_name[6];
+int sb_snap_slot(const struct sufs_fs *fs, uint32_t ino);
+int snap_is_file(const struct sufs_fs *fs, uint32_t ino);
+int snap_dir_pinned(const struct sufs_fs *fs, uint32_t dir, const char *name, size_t len);
 int fs_write_super(struct sufs_fs *fs, int all_copies);
 int fs_write_gdt(struct sufs_fs *fs);
 /* Read and check every group descriptor (sufs_group_check()) into groups
@@ -374,18 +287,18 @@ int fs_scan_gdt(struct sufs_dev *dev, const struct sufs_super *sb, struct sufs_g
 void fs_now(struct sufs_fs *fs, int64_t *sec, uint32_t *nsec);
 int fs_alloc_struct(struct sufs_dev *dev, const struct sufs_super *sb, unsigned flags,
 		    struct sufs_fs **out);
-void fs_free_struct(struct sufs_fs *fs);
 
-/* alloc.c */
+/* ---- meta/alloc.c ---- */
 int alloc_block(struct sufs_fs *fs, uint64_t goal, uint64_t *blk, upd_id *id);
 int alloc_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino, upd_id *id);
+int alloc_room(struct sufs_fs *fs, uint64_t need);
 int free_block(struct sufs_fs *fs, uint64_t blk);
 int free_inode(struct sufs_fs *fs, uint32_t ino, int was_dir);
 int bitmap_test(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int *set);
 int bitmap_set(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int set, upd_id *id);
 int block_in_range(struct sufs_fs *fs, uint64_t blk);
 
-/* inode.c */
+/* ---- meta/inode.c ---- */
 int inode_load(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in);
 int inode_forget_new(struct sufs_fs *fs, uint32_t ino);
 int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
@@ -402,12 +315,10 @@ int inode_valid_ino(struct sufs_fs *fs, uint32_t ino);
 uint64_t inode_max_blocks(struct sufs_fs *fs);
 int bmap_get(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk, uint64_t *pblk);
 int bmap_room(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk, unsigned more);
-void check_tell(const struct sufs_check_opts *o, struct sufs_check_result *r, unsigned code,
-		uint32_t ino, uint64_t num, uint64_t blk, const char *str);
 uint64_t inode_goal(struct sufs_fs *fs, uint32_t ino);
 int inode_has_blocks(const struct sufs_inode *in);
 
-/* dir.c */
+/* ---- meta/dir.c ---- */
 int dir_lookup(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
 	       const char *name, size_t len, uint32_t *ino);
 int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char *name,
@@ -424,47 +335,8 @@ int dir_init(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint32_t p
 	     struct waits *iw);
 int dir_iterate(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
 		sufs_dirent_fn fn, void *arg);
-int dir_block_check(const uint8_t *blk, uint32_t bsize, const char **why);
 
-/* check.c: the checker's buffer cache, 64 blocks of 4 KiB (never fewer
- * than 64 blocks, the library's minimum).  What the passes read again (a
- * directory's inode in pass 2, its first block in pass 3) comes from the
- * system's page cache; a repair's dirty blocks are written back (async) as
- * the cache fills. */
-#define CHECK_CACHE_BYTES (256u << 10)
-
-/* ops.c, for the background check */
-int ops_release_inode(struct sufs_fs *fs, uint32_t ino);
-int ops_release_all(struct sufs_fs *fs);
-int ops_trim_inode(struct sufs_fs *fs, uint32_t ino);
-
-/* snap.c */
-struct snap;
-int snap_load(struct sufs_fs *fs);
-void snap_unload(struct sufs_fs *fs);
-int snap_is_file(const struct sufs_fs *fs, uint32_t ino);
-int snap_remove_orphan(struct sufs_fs *fs, uint32_t ino, uint32_t dir, const char *name);
-/* The snapshot of a slot just cleared is no longer kept: nothing more is
- * copied into it (-ENOENT: none was). */
-int snap_remove_active(struct sufs_fs *fs, unsigned slot);
-/* Why inode in, named by a slot, is not a snapshot file (a regular file
- * with the snapshot flag, as large as the file system); NULL when it is. */
-const char *snap_file_problem(const struct sufs_fs *fs, const struct sufs_inode *in);
-/* Does the snapshot in slot read as a file system, this one as it was?
- * 0, or the error, and in *why what of it does not (fsck.sufs). */
-int snap_slot_readable(struct sufs_fs *fs, unsigned slot, const char **why);
-/* Is (dir, name) /.snap while it holds a snapshot?  Snapshots are found by
- * name there (sufs_snap_delete()): it keeps its name while it holds any. */
-int snap_dir_pinned(const struct sufs_fs *fs, uint32_t dir, const char *name, size_t len);
-int snap_needs(const struct sufs_fs *fs, uint64_t blk);
-void snap_cow(struct sufs_fs *fs, struct buf *b);
-int snap_claim(struct sufs_fs *fs, uint64_t blk);
-upd_id snap_hold(const struct buf *b);
-int snap_claimed(struct sufs_fs *fs, uint64_t blk);
-void snap_view_throttle(struct sufs_dev *view, uint32_t kib, int (*cancelled)(void *arg),
-			void *arg);
-
-/* dirhash.c */
+/* ---- meta/dirhash.c ---- */
 struct dirhash;
 struct dirhash *dirhash_get(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *din);
 int dirhash_lookup(struct dirhash *h, const char *name, size_t len,
@@ -475,5 +347,43 @@ void dirhash_remove(struct sufs_fs *fs, struct dirhash *h, const char *name, siz
 		    uint32_t lblk, uint32_t off, const uint8_t *blk);
 uint32_t dirhash_find_room(struct dirhash *h, uint32_t need);
 void dirhash_drop(struct sufs_fs *fs, uint32_t ino);
+
+/* ---- ops/: what the background check calls ---- */
+int ops_release_inode(struct sufs_fs *fs, uint32_t ino);
+int ops_release_all(struct sufs_fs *fs);
+int ops_trim_inode(struct sufs_fs *fs, uint32_t ino);
+
+/* ---- snap/snap.c, snap/view.c ---- */
+struct snap;
+int snap_load(struct sufs_fs *fs);
+void snap_unload(struct sufs_fs *fs);
+
+int snap_remove_orphan(struct sufs_fs *fs, uint32_t ino, uint32_t dir, const char *name);
+/* The snapshot of a slot just cleared is no longer kept: nothing more is
+ * copied into it (-ENOENT: none was). */
+int snap_remove_active(struct sufs_fs *fs, unsigned slot);
+/* Why inode in, named by a slot, is not a snapshot file (a regular file
+ * with the snapshot flag, as large as the file system); NULL when it is. */
+const char *snap_file_problem(const struct sufs_fs *fs, const struct sufs_inode *in);
+/* The view of the snapshot in slot as a read-only device (name: for
+ * messages).  fsck.sufs checks that it reads as this file system was. */
+int snap_view_open(struct sufs_fs *fs, unsigned slot, const char *name, struct sufs_dev **out);
+int snap_needs(const struct sufs_fs *fs, uint64_t blk);
+void snap_cow(struct sufs_fs *fs, struct buf *b);
+int snap_claim(struct sufs_fs *fs, uint64_t blk);
+int snap_claimed(struct sufs_fs *fs, uint64_t blk);
+void snap_view_throttle(struct sufs_dev *view, uint32_t kib, int (*cancelled)(void *arg),
+			void *arg);
+
+/* ---- fs/mount.c ---- */
+/* Free everything the layers hold, snapshots first. */
+void fs_free_struct(struct sufs_fs *fs);
+
+/* check/: the checker's buffer cache, 64 blocks of 4 KiB (never fewer
+ * than 64 blocks, the library's minimum).  What the passes read again (a
+ * directory's inode in pass 2, its first block in pass 3) comes from the
+ * system's page cache; a repair's dirty blocks are written back (async) as
+ * the cache fills. */
+#define CHECK_CACHE_BYTES (256u << 10)
 
 #endif /* SUFS_INT_H */

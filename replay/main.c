@@ -19,6 +19,7 @@
 
 #include "crash.h"
 #include "iodev.h"
+#include "random.h"
 #include "script.h"
 #include "util.h"
 

@@ -21,6 +21,7 @@
  */
 #include "config.h"
 
+#include "random.h"
 #include "script.h"
 
 #include <errno.h>

@@ -210,3 +210,11 @@ EOF
 	run "$DEBUG" -R "ls ./<2>" "$IMG"
 	assert_output "./<2>"
 }
+
+@test "space freed is space usable at the prompt too: a file written in the room of one just removed" {
+	mkimg "$T/small.img" 4M
+	run "$DEBUG" -w -f - "$T/small.img" <<<$'create /a\nwrite /a 0 3M 1\nsync\nunlink /a\ncreate /c\nwrite /c 0 2M 2'
+	assert_success
+	run "$FSCK" -fn "$T/small.img"
+	assert_success
+}

@@ -1139,7 +1139,7 @@ $IMG: UNEXPECTED INCONSISTENCY; RUN fsck.sufs MANUALLY.
 # ---- the manual page ----------------------------------------------------------------
 
 # problem_rows: the rows of PROBLEMS in fsck.sufs(8) as libsufs's table
-# makes them (check_problems.c, with the codes of sufs.h); with --page, the
+# makes them (check/problems.c, with the codes of sufs.h); with --page, the
 # rows as the page has them.
 problem_rows() {
 	python3 - "$SUFS_SRCDIR" "$@" <<'EOF'
@@ -1153,12 +1153,12 @@ if sys.argv[2:] == ["--page"]:
     sys.exit(0)
 codes = dict(re.findall(r"\b(SUFS_PR_\w+)\s*=\s*(0x[0-9a-fA-F]+)",
                         open(src + "/libsufs/sufs.h").read()))
-table = open(src + "/libsufs/check_problems.c").read()
+table = open(src + "/libsufs/check/problems.c").read()
 table = table[table.index("table[] = {"):]
 STR = r'"(?:[^"\\]|\\.)*"'
 ROW = re.compile(r"ROW\((\w+),\s*\"(\w+)\",\s*(\d+),\s*([\w |]+?),\s*(" + STR +
                  r"),\s*((?:" + STR + r"\s*)+)\)")
-# the placeholders of check_problems.c, as the page's legend names them
+# the placeholders of check/problems.c, as the page's legend names them
 ARG = {"i": "I", "j": "J", "d": "D", "b": "B", "B": "B", "I": "I",
        "n": "N", "m": "M", "o": "N", "s": "S", "t": "T"}
 KNOWN = {"0", "LEAK", "SUFS_PR_LEAK", "SUFS_PR_PREEN_OK", "SUFS_PR_NO"}
@@ -1193,7 +1193,7 @@ EOF
 	problem_rows --page >"$T/page"
 	# every code, and every code only once (a row missed by the reading
 	# of the table would pass unseen otherwise)
-	[ "$(grep -c '^\.BR 0x' "$T/library")" -eq "$(grep -c 'ROW(SUFS_PR_' "$SUFS_SRCDIR/libsufs/check_problems.c")" ]
+	[ "$(grep -c '^\.BR 0x' "$T/library")" -eq "$(grep -c 'ROW(SUFS_PR_' "$SUFS_SRCDIR/libsufs/check/problems.c")" ]
 	run diff -u "$T/page" "$T/library"
 	assert_success
 }

@@ -1463,3 +1463,41 @@ EOF
 		rm -f "$T/lines"
 	done
 }
+
+@test "space freed is space usable: a file written in the room of one just removed, in each mode" {
+	# 4 MiB: 3 MiB written and removed, then 2 MiB: the frees wait for the
+	# removal to reach the disk, and the allocation writes it back first
+	for mode in softdep sync async; do
+		mkimg "$T/small.img" 4M
+		run "$REPLAY" --mode "$mode" "$T/small.img" - <<<$'create /a\nwrite /a 0 3M 1\nsync\nunlink /a\ncreate /c\nwrite /c 0 2M 2\nfsync /c'
+		assert_success
+		run "$FSCK" -fn "$T/small.img"
+		assert_success
+		run "$DEBUG" -R "stat /c" "$T/small.img"
+		assert_line --regexp "Size: 2097152"
+		# and a full one is still full: ENOSPC when the space is in use
+		run "$REPLAY" --mode "$mode" "$T/small.img" - <<<$'create /d\nwrite /d 0 3M 3'
+		assert_failure 4
+		[[ $output == *"No space left on device (ENOSPC)"* ]]
+	done
+}
+
+@test "inodes freed are inodes usable: files made in the room of those just removed, in each mode" {
+	for mode in softdep sync async; do
+		mkimg "$T/few.img" 4M -N 64
+		n=$("$DUMP" -h "$T/few.img" | awk '/^Free inodes:/ { print $3 }')
+		[ "$n" -gt 50 ]
+		{
+			for i in $(seq "$n"); do echo "create /f$i"; done
+			echo "!ENOSPC create /full"
+			echo sync
+			for i in $(seq "$n"); do echo "unlink /f$i"; done
+			for i in $(seq "$n"); do echo "create /g$i"; done
+			echo "!ENOSPC create /full"
+		} >"$T/inodes.txt"
+		run "$REPLAY" --mode "$mode" "$T/few.img" "$T/inodes.txt"
+		assert_success
+		run "$FSCK" -fn "$T/few.img"
+		assert_success
+	done
+}

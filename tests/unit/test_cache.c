@@ -7,6 +7,7 @@
 #include "config.h"
 #include "testutil.h"
 #include "sufs_int.h"
+#include "engine/deps_priv.h"  /* deps_image(): the bytes a write would carry */
 
 #include <errno.h>
 #include <stdlib.h>
@@ -36,7 +37,8 @@ static void shrink_cache(struct sufs_fs *fs)
 	assert_int_equal(sufs_sync(fs), 0);
 	assert_int_equal(fs->cache.dirty, 0);
 	cache_destroy(fs);
-	assert_int_equal(cache_init(fs, 0), 0);
+	assert_int_equal(cache_init(fs, 0, deps_buf_extra()), 0);
+	fs->cache.write_back = cache_writeback; /* as the file system set it up */
 	assert_int_equal(fs->cache.limit, 64);
 }
 

@@ -1,5 +1,5 @@
 /*
- * test_check.c - the checker (check.c) on damage that fuzzing found: each
+ * test_check.c - the checker (libsufs/check/) on damage that fuzzing found: each
  * case makes the damage through the library, repairs it (fsck -fy) and
  * requires a second full check to find nothing (doc/FUZZING.md).
  */

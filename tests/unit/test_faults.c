@@ -29,6 +29,7 @@
 #include "config.h"
 #include "testutil.h"
 #include "sufs_int.h"
+#include "engine/deps_priv.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -263,7 +264,7 @@ static int run(enum fault kind, unsigned mode, long n, int stay, int crash)
 	if (crash) {
 		int written = 0;
 
-		if (t.fs->deps.failed) {
+		if (t.fs->deps->failed) {
 			/* an ordering was lost: once anything more is written,
 			 * the image says so */
 			written = sufs_deps_flush(t.fs, NULL, NULL);
@@ -348,7 +349,7 @@ static uint64_t forgotten_after(int fail)
 		countdown = -1;
 	}
 	assert_int_equal(sufs_unlink(t.fs, SUFS_ROOT_INO, NAME("f")), 0);
-	forgotten = t.fs->deps.forgotten;
+	forgotten = t.fs->deps->forgotten;
 	assert_int_equal(sufs_close(t.fs), 0);
 	t.fs = NULL;
 	only_leaks(t.path, "forgetting after a failed epoch");

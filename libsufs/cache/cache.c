@@ -9,9 +9,14 @@
  * block's write image, sealed with its checksums at write time, so that a
  * checksum always covers exactly the bytes that reach the disk.
  *
- * What a write image carries is the dependency engine's business (deps.c):
- * buf_update() records each change as an update, and write-back goes out in
- * epochs built by deps_epoch().
+ * What a write image carries is the dependency engine's business
+ * (engine/deps.c): its buf_update() records each change as an update, and
+ * write-back goes out in epochs built by deps_epoch().  The cache knows
+ * nothing of the engine: it keeps, after each struct buf, the bytes the
+ * engine asked for at cache_init() (buf_extra()), and reaches the layers
+ * above only through the hooks they set in struct cache: write_back (the
+ * engine, when the cache is full of dirty buffers), before_change and
+ * wants_old (snapshots, which copy a block before its first change).
  */
 #include "config.h"
 #include "sufs_int.h"
@@ -24,12 +29,13 @@ static size_t hash_of(const struct cache *c, uint64_t blk)
 	return (size_t)((blk * 0x9e3779b97f4a7c15ull) >> 20) & (c->nhash - 1);
 }
 
-int cache_init(struct sufs_fs *fs, size_t limit_bytes)
+int cache_init(struct sufs_fs *fs, size_t limit_bytes, size_t extra)
 {
 	struct cache *c = &fs->cache;
 	size_t n = 1;
 
 	memset(c, 0, sizeof(*c));
+	c->extra = (extra + 7) & ~(size_t)7;
 	sufs_set_cache_size(fs, limit_bytes);
 	while (n < c->limit)
 		n <<= 1;
@@ -112,8 +118,6 @@ static void buf_free(struct sufs_fs *fs, struct buf *b)
 	if (b->dirty)
 		cache_set_clean(fs, b);
 	c->count--;
-	free(b->spans);
-	free(b->grains);
 	pool_put(&c->blocks, b->data);
 	pool_put(&c->bufs, b);
 }
@@ -145,13 +149,6 @@ static void evict(struct sufs_fs *fs)
 	}
 }
 
-/* One epoch of write-back; in async mode without its barrier. */
-int cache_writeback(struct sufs_fs *fs)
-{
-	int n = deps_epoch(fs, NULL, NULL, fs->mode != SUFS_MODE_ASYNC);
-	return n < 0 ? n : 0;
-}
-
 static int make_room(struct sufs_fs *fs)
 {
 	struct cache *c = &fs->cache;
@@ -159,14 +156,14 @@ static int make_room(struct sufs_fs *fs)
 
 	if (c->count < c->limit)
 		return 0;
-	if (c->dirty > c->dirty_limit) {
-		err = cache_writeback(fs);
+	if (c->dirty > c->dirty_limit && c->write_back) {
+		err = c->write_back(fs);
 		if (err)
 			return err;
 	}
 	evict(fs);
-	if (c->count >= c->limit && c->dirty) {
-		err = cache_writeback(fs);
+	if (c->count >= c->limit && c->dirty && c->write_back) {
+		err = c->write_back(fs);
 		if (err)
 			return err;
 		evict(fs);
@@ -187,8 +184,8 @@ static void verify(struct sufs_fs *fs, struct buf *b, enum buf_type type)
 	if (type != BUF_DIR)
 		return;
 	if (!b->dirty) {
-		b->csum_bad = get32(tail) != DIR_TAIL_MAGIC ||
-			      get32(tail + 4) != sufs_dirblock_csum(b->data, fs->bsize, b->blk);
+		b->csum_bad = get32(tail + DT_MAGIC) != DIR_TAIL_MAGIC ||
+			      get32(tail + DT_CSUM) != sufs_dirblock_csum(b->data, fs->bsize, b->blk);
 		b->csum_known = 1;
 	}
 	b->dir_bad = dir_block_check(b->data, fs->bsize, &why) != 0;
@@ -203,7 +200,7 @@ static int get(struct sufs_fs *fs, uint64_t blk, enum buf_type type, int fresh,
 
 	if (blk >= fs->sb.blocks_count)
 		return -SUFS_ECORRUPT;
-	if (fresh && fs->nsnaps && snap_needs(fs, blk))
+	if (fresh && c->wants_old && c->wants_old(fs, blk))
 		fresh = 0; /* a snapshot wants its old contents: read them */
 	b = lookup(c, blk);
 	if (b) {
@@ -232,7 +229,7 @@ static int get(struct sufs_fs *fs, uint64_t blk, enum buf_type type, int fresh,
 				b->recheck = 1;
 				b->inodes_ok = 0;
 				if (b->type == BUF_DIR)
-					dirhash_drop(fs, 0);
+					c->retypes++; /* indexes of directories: stale */
 			}
 			verify(fs, b, type);
 		} else if (b->recheck && type == b->type) {
@@ -246,9 +243,9 @@ static int get(struct sufs_fs *fs, uint64_t blk, enum buf_type type, int fresh,
 	err = make_room(fs);
 	if (err)
 		return err;
-	b = pool_get(&c->bufs, sizeof(*b));
+	b = pool_get(&c->bufs, sizeof(*b) + c->extra);
 	if (b)
-		memset(b, 0, sizeof(*b));
+		memset(b, 0, sizeof(*b) + c->extra);
 	if (!b || !(b->data = pool_get(&c->blocks, fs->bsize))) {
 		if (b)
 			pool_put(&c->bufs, b);
@@ -300,7 +297,7 @@ struct buf *cache_lookup(struct sufs_fs *fs, uint64_t blk)
 	return lookup(&fs->cache, blk);
 }
 
-static void mark_dirty(struct sufs_fs *fs, struct buf *b)
+void cache_mark_dirty(struct sufs_fs *fs, struct buf *b)
 {
 	b->csum_known = 0; /* its bytes change */
 	b->inodes_ok = 0;
@@ -308,51 +305,37 @@ static void mark_dirty(struct sufs_fs *fs, struct buf *b)
 		dirty_link(&fs->cache, b);
 }
 
-/*
- * Announce a change of bytes [off, off+len) of b that waits for the
- * updates in w (may be NULL), before making it.  Returns the update that
- * carries it (deps.c), for later changes to wait for.
- */
-upd_id buf_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
-		  enum upd_kind kind, const struct waits *w)
+/* b is about to change for the first time since a snapshot was taken
+ * that needs its block: the hook copies it first. */
+void cache_before_change(struct sufs_fs *fs, struct buf *b)
 {
-	upd_id id;
-
-	if (fs->nsnaps)
-		snap_cow(fs, b); /* the first change since a snapshot: copy first */
-	id = deps_update(fs, b, off, len, kind, w ? w->id : NULL, w ? w->n : 0);
-	mark_dirty(fs, b);
-	return id;
+	if (fs->cache.before_change)
+		fs->cache.before_change(fs, b);
 }
 
 /* A change outside the ordering (summaries, timestamps): written as it
  * stands with the block's next write. */
 void buf_touch(struct sufs_fs *fs, struct buf *b)
 {
-	if (fs->nsnaps)
-		snap_cow(fs, b);
+	cache_before_change(fs, b);
 	b->plain = 1;
-	mark_dirty(fs, b);
+	cache_mark_dirty(fs, b);
 }
 
-/* Nothing of b needs writing any more (its block was freed). */
-void buf_clean(struct sufs_fs *fs, struct buf *b)
-{
-	if (b->dirty && !b->upds) {
-		b->plain = 0;
-		cache_set_clean(fs, b);
-	}
-}
-
-/* Drop a freed block from the cache without writing it. */
-void buf_forget(struct sufs_fs *fs, uint64_t blk)
+/* A freed block, whose updates the engine has forgotten: nothing of it
+ * needs writing any more, and its buffer goes unless someone holds it. */
+void cache_drop(struct sufs_fs *fs, uint64_t blk)
 {
 	struct buf *b = lookup(&fs->cache, blk);
 
-	if (!b || b->refs || b->upds)
+	if (!b)
 		return;
-	buf_clean(fs, b);
-	buf_free(fs, b);
+	if (b->dirty) {
+		b->plain = 0;
+		cache_set_clean(fs, b);
+	}
+	if (!b->refs)
+		buf_free(fs, b);
 }
 
 /* Seal a write image of b: checksums computed over the bytes written. */
@@ -372,8 +355,7 @@ void cache_seal(struct sufs_fs *fs, struct buf *b, uint8_t *out)
 		       (uint32_t)(b->blk - l.inode_table) * fs->inodes_per_block;
 		for (i = 0; i < fs->inodes_per_block; i++) {
 			uint8_t *raw = out + i * SUFS_INODE_SIZE;
-			if (!sufs_inode_is_zero(raw))
-				put32(raw + 252, sufs_inode_csum(raw, ino0 + i));
+			inode_seal(raw, ino0 + i);
 		}
 		break;
 	}

@@ -30,9 +30,16 @@
  * Anything worse than a leak is not the background's business: it is
  * reported, the superblock flags the file system as needing a full check,
  * and nothing else changes.
+ *
+ * The view is checked by the ordinary checker (check_dev()), leak-only:
+ * fix_problem() decides for each problem, as in any check, and hands each
+ * fix it decides to this file (defer_fix()) rather than making it.  The
+ * snapshot files' block maps, which the view shows empty, are looked at on
+ * the live file system first, and what is wrong with them goes through
+ * fix_problem() too (scan_snapshot_maps()).
  */
 #include "config.h"
-#include "sufs_int.h"
+#include "check_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -41,6 +48,7 @@
 
 static const char bg_name[] = "fsck-background";
 
+/* A fix the check decided: its problem, as reported. */
 struct finding {
 	unsigned code;
 	uint32_t ino, ino2, dir;
@@ -49,23 +57,21 @@ struct finding {
 };
 
 struct bg {
-	const struct sufs_check_opts *o;
-	struct finding *f;
+	struct sufs_check_opts vo; /* the checker's options (bg_checker()) */
+	struct finding *f;      /* the fixes the check decided */
 	size_t n, cap;
 	int nomem;
 	uint32_t *reco;         /* directories reconnected to /lost+found */
 	size_t nreco, capreco;
 };
 
-/* Each problem the check of the view reports: kept, then passed on. */
-static void collect(void *arg, const struct sufs_problem *p, int fixed)
+/* Each fix the checker decides (fix_problem()): kept, to be made on the
+ * live file system once the check is done. */
+static void defer_fix(void *arg, const struct sufs_problem *p)
 {
 	struct bg *bg = arg;
 	struct finding *f;
 
-	if (bg->o->report)
-		bg->o->report(bg->o->arg, p, 0);
-	(void)fixed;
 	if (bg->n == bg->cap) {
 		size_t cap = bg->cap ? 2 * bg->cap : 64;
 		struct finding *q = realloc(bg->f, cap * sizeof(*q));
@@ -92,24 +98,14 @@ static void collect(void *arg, const struct sufs_problem *p, int fixed)
 		bg->n++;
 }
 
-static void pass_cb(void *arg, unsigned pass, const char *name)
+/* The checker as the background runs it: with the caller's options and
+ * callbacks, leak-only (an unnamed inode is cleared, not reconnected),
+ * forced, on the one superblock; every fix it decides deferred to bg. */
+static void bg_checker(struct chk *c, struct bg *bg, struct sufs_check_result *r)
 {
-	struct bg *bg = arg;
-	if (bg->o->pass)
-		bg->o->pass(bg->o->arg, pass, name);
-}
-
-static void progress_cb(void *arg, unsigned pass, uint64_t done, uint64_t total)
-{
-	struct bg *bg = arg;
-	if (bg->o->progress)
-		bg->o->progress(bg->o->arg, pass, done, total);
-}
-
-static int cancelled_cb(void *arg)
-{
-	struct bg *bg = arg;
-	return bg->o->cancelled ? bg->o->cancelled(bg->o->arg) : 0;
+	chk_init(c, &bg->vo, r);
+	c->defer = defer_fix;
+	c->defer_arg = bg;
 }
 
 /* ---- the fixes, on the live file system (under the lock) ---------------------- */
@@ -164,7 +160,7 @@ static int release(struct sufs_fs *fs, uint32_t ino)
  * that no name made durable in it is lost.  Rule 1 in order: lost+found's
  * link count, then the directory's "..", then the new name.
  */
-static int reconnect(struct sufs_fs *fs, uint32_t ino)
+static int reconnect_dir(struct sufs_fs *fs, uint32_t ino)
 {
 	static const char lf_name[] = "lost+found";
 	struct sufs_cred root = { 0, 0 };
@@ -300,49 +296,48 @@ static int recount_snapshots(struct sufs_fs *fs)
 
 /* Snapshot files read as empty in the view, so its check never sees their
  * block maps: a pointer out of range in one is looked for here, on the
- * live file system.  (Taken with it, the snapshot would leave out only
- * the blocks the damaged map still reaches: the others would look
- * leaked, and be freed from under the snapshot.) */
-struct snapscan {
-	const struct sufs_check_opts *o;
-	struct sufs_check_result *r;
-};
-
+ * live file system, and reported as the check reports what it finds.
+ * (Taken with it, the snapshot would leave out only the blocks the
+ * damaged map still reaches: the others would look leaked, and be freed
+ * from under the snapshot.) */
 static int snap_map_fn(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t pblk,
 		       int level, int bad, void *arg)
 {
-	struct snapscan *s = arg;
+	struct pctx x = { .ino = ino, .num = lblk, .blk = pblk };
 
 	(void)fs; (void)level;
 	if (bad)
-		check_tell(s->o, s->r, SUFS_PR_BAD_BLOCK, ino, lblk, pblk, NULL);
+		fix_problem(arg, SUFS_PR_BAD_BLOCK, &x);
 	return 0;
 }
 
-static int scan_snapshot_maps(struct sufs_fs *fs, const struct sufs_check_opts *o,
-			      struct sufs_check_result *r)
+static int scan_snapshot_maps(struct sufs_fs *fs, struct chk *c)
 {
-	struct snapscan s = { o, r };
 	struct sufs_inode in;
+	struct pctx x;
 	unsigned k;
 	int err = 0;
 
 	for (k = 0; k < SUFS_SNAP_SLOTS && !err; k++) {
 		uint32_t ino = fs->sb.snap[k].ino;
+		const char *why = NULL;
+
 		if (!ino)
 			continue;
 		if (!inode_valid_ino(fs, ino)) {
-			check_tell(o, r, SUFS_PR_SNAP_SLOT_BAD, ino, k, 0, "no such inode");
-			continue;
+			why = "no such inode";
+		} else if ((err = inode_load(fs, ino, &in)) == -SUFS_ECHECKSUM) {
+			x = (struct pctx){ .ino = ino };
+			fix_problem(c, SUFS_PR_INODE_CSUM, &x);
+		} else if (err == -SUFS_ECORRUPT || (!err && !S_ISREG(in.mode))) {
+			why = err ? "its inode cannot be read" : "not a regular file";
+		} else if (!err) {
+			err = inode_walk(fs, ino, &in, snap_map_fn, c);
 		}
-		err = inode_load(fs, ino, &in);
-		if (err == -SUFS_ECHECKSUM)
-			check_tell(o, r, SUFS_PR_INODE_CSUM, ino, 0, 0, NULL);
-		else if (err == -SUFS_ECORRUPT || (!err && !S_ISREG(in.mode)))
-			check_tell(o, r, SUFS_PR_SNAP_SLOT_BAD, ino, k, 0,
-				   err ? "its inode cannot be read" : "not a regular file");
-		else if (!err)
-			err = inode_walk(fs, ino, &in, snap_map_fn, &s);
+		if (why) {
+			x = (struct pctx){ .ino = ino, .num = k, .str = why };
+			fix_problem(c, SUFS_PR_SNAP_SLOT_BAD, &x);
+		}
 		if (err == -SUFS_ECHECKSUM || err == -SUFS_ECORRUPT)
 			err = 0;
 	}
@@ -412,7 +407,7 @@ static int apply(struct sufs_fs *fs, struct bg *bg, const struct finding *f, int
 			return err == -ENOENT ? 0 : err;
 		if (!S_ISDIR(in.mode))
 			return 0;
-		err = reconnect(fs, f->ino);
+		err = reconnect_dir(fs, f->ino);
 		if (!err)
 			err = remember(bg, f->ino);
 		return err;
@@ -462,41 +457,31 @@ static void record(struct sufs_fs *fs, int status)
 		sufs_dev_barrier(fs->dev);
 }
 
-int sufs_check_background(struct sufs_fs *fs, const struct sufs_check_opts *o,
-			  struct sufs_check_result *r)
+/*
+ * Under the lock, before the check: the look at the snapshot files' maps
+ * on the live file system, then the snapshot to check, and its view.
+ * Returns 0 with *view, 1 when the look found damage (reported and
+ * recorded: the view is not checked), or an error.
+ */
+static int take_view(struct sufs_fs *fs, struct chk *c, struct sufs_dev **view)
 {
-	static const struct sufs_check_opts none;
-	struct sufs_check_opts vo = { 0 };
-	struct bg bg = { 0 };
-	struct sufs_dev *view = NULL;
+	struct sufs_check_result *r = c->r;
 	struct sufs_snap_info info;
-	size_t i;
-	int err, summaries = 0, rest, phase;
+	int err = scan_snapshot_maps(fs, c);
 
-	if (!o)
-		o = &none;
-	bg.o = o;
-	memset(r, 0, sizeof(*r));
-	if (!(fs->flags & SUFS_OPEN_RDWR))
-		return -EROFS;
-	sufs_lock(fs);
-	if (fs->sb.write_mode != SUFS_MODE_SOFTDEP || fs->mode != SUFS_MODE_SOFTDEP ||
-	    (fs->sb.flags & SUFS_FLAG_NEEDS_FSCK)) {
-		sufs_unlock(fs);
-		return -SUFS_EBGREFUSED;
+	if (err) {
+		r->status = 0; /* the error is the outcome, not what was told before it */
+		return err;
 	}
-	err = scan_snapshot_maps(fs, o, r);
-	if (!err && r->nonleaks) {
+	if (r->nonleaks) {
 		r->status = SUFS_EXIT_UNCORRECTED;
 		r->halted = 1;
-		if (!(o->flags & SUFS_CHECK_NO))
+		if (!(c->flags & SUFS_CHECK_NO))
 			record(fs, r->status);
-		sufs_unlock(fs);
-		goto out;
+		return 1;
 	}
 	/* one left by an interrupted run goes first */
-	if (!err)
-		err = sufs_snap_delete(fs, bg_name);
+	err = sufs_snap_delete(fs, bg_name);
 	if (err == -SUFS_ENOTSNAP)
 		err = 0;
 	if (!err) {
@@ -505,76 +490,125 @@ int sufs_check_background(struct sufs_fs *fs, const struct sufs_check_opts *o,
 			r->error_where = "taking the snapshot to check";
 	}
 	if (!err)
-		err = sufs_snap_open_dev(fs, bg_name, &view);
-	sufs_unlock(fs);
-	if (err)
-		goto out;
-	if (o->throttle_kib)
-		snap_view_throttle(view, o->throttle_kib, cancelled_cb, &bg);
+		err = sufs_snap_open_dev(fs, bg_name, view);
+	return err;
+}
 
-	/* the check of the frozen view: reads only, the lock taken per read */
-	/* leak-only answers (an unnamed inode is cleared, not reconnected),
-	 * without writing */
-	vo.flags = SUFS_CHECK_NO | SUFS_CHECK_LEAKS_ONLY | SUFS_CHECK_FORCE;
-	vo.report = collect;
-	vo.pass = pass_cb;
-	vo.progress = progress_cb;
-	vo.cancelled = cancelled_cb;
-	vo.arg = &bg;
-	err = sufs_check_dev(view, &vo, r);
-	sufs_dev_close(view);
-	if (!err && bg.nomem)
-		err = -ENOMEM;
+/*
+ * Under the lock, after the check of the view: the fixes it decided, made
+ * on the live file system (the leaked blocks and inodes last, after what
+ * the other fixes free has gone back, deferred: a block past the end of a
+ * file is a leaked block in the view too), then the summaries.
+ */
+static int fix_live(struct sufs_fs *fs, struct bg *bg, struct sufs_check_result *r)
+{
+	size_t i;
+	int err = 0, rc, phase, summaries = 0;
 
-	sufs_lock(fs);
+	for (phase = 0; phase < 2 && !err; phase++) {
+		for (i = 0; i < bg->n && !err; i++) {
+			if (is_bitmap_leak(bg->f[i].code) != phase)
+				continue;
+			rc = apply(fs, bg, &bg->f[i], &summaries);
+			if (rc == -EAGAIN)
+				r->status |= SUFS_EXIT_UNCORRECTED;
+			else if (rc)
+				err = rc;
+			else
+				r->fixed++;
+		}
+		/* and a directory removed but not yet freed would count
+		 * twice in the summaries */
+		if (!err)
+			err = sufs_sync(fs);
+	}
+	if (!err && summaries)
+		err = recount(fs);
+	if (!err)
+		err = recount_snapshots(fs);
+	if (!err && r->fixed)
+		r->status |= SUFS_EXIT_CORRECTED;
+	r->modified = r->fixed != 0;
+	return err;
+}
+
+/*
+ * Under the lock, after the check of the view (err: how it ended): the
+ * outcome.  Nothing is fixed when it found worse than a leak, nor with
+ * -n, which writes nothing; an interrupted check decides nothing and
+ * records nothing.  The snapshot goes in any case.
+ */
+static int conclude(struct sufs_fs *fs, struct chk *c, struct bg *bg, int err)
+{
+	struct sufs_check_result *r = c->r;
+	int rc;
+
 	if (!err && !(r->status & SUFS_EXIT_CANCELLED)) {
 		r->status = 0;
 		r->fixed = 0;
 		if (r->nonleaks) {
 			r->status = SUFS_EXIT_UNCORRECTED;
 			r->halted = 1;
-		} else if (!(o->flags & SUFS_CHECK_NO)) {
-			/* the leaked blocks and inodes last, after what the other
-			 * fixes free has gone back (deferred): a block past the
-			 * end of a file is a leaked block in the view too */
-			for (phase = 0; phase < 2 && !err; phase++) {
-				for (i = 0; i < bg.n && !err; i++) {
-					if (is_bitmap_leak(bg.f[i].code) != phase)
-						continue;
-					rest = apply(fs, &bg, &bg.f[i], &summaries);
-					if (rest == -EAGAIN)
-						r->status |= SUFS_EXIT_UNCORRECTED;
-					else if (rest)
-						err = rest;
-					else
-						r->fixed++;
-				}
-				/* and a directory removed but not yet freed would
-				 * count twice in the summaries */
-				if (!err)
-					err = sufs_sync(fs);
-			}
-			if (!err && summaries)
-				err = recount(fs);
-			if (!err)
-				err = recount_snapshots(fs);
-			if (!err && r->fixed)
-				r->status |= SUFS_EXIT_CORRECTED;
-			r->modified = r->fixed != 0;
-		} else if (r->problems) {
-			r->status = SUFS_EXIT_UNCORRECTED;
+		} else {
+			if (!(c->flags & SUFS_CHECK_NO))
+				err = fix_live(fs, bg, r);
+			if (r->problems > bg->n) /* answered no (-n) */
+				r->status |= SUFS_EXIT_UNCORRECTED;
 		}
 		if (!err)
 			err = fs_op_end(fs, 0);
 	}
-	rest = sufs_snap_delete(fs, bg_name);
-	if (!err && rest)
-		err = rest;
-	/* an interrupted check decides nothing: nothing is recorded */
-	if (!err && !(o->flags & SUFS_CHECK_NO) && !(r->status & SUFS_EXIT_CANCELLED))
+	rc = sufs_snap_delete(fs, bg_name);
+	if (!err && rc)
+		err = rc;
+	if (!err && !(c->flags & SUFS_CHECK_NO) && !(r->status & SUFS_EXIT_CANCELLED))
 		record(fs, r->status);
+	return err;
+}
+
+int sufs_check_background(struct sufs_fs *fs, const struct sufs_check_opts *o,
+			  struct sufs_check_result *r)
+{
+	static const struct sufs_check_opts none;
+	struct bg bg = { 0 };
+	struct sufs_dev *view = NULL;
+	struct chk c;
+	size_t i;
+	int err;
+
+	if (!o)
+		o = &none;
+	bg.vo = *o;
+	bg.vo.flags |= SUFS_CHECK_LEAKS_ONLY | SUFS_CHECK_FORCE;
+	bg.vo.sb_offset = 0;
+	bg.vo.ask = NULL;
+	bg_checker(&c, &bg, r);
+	if (!(fs->flags & SUFS_OPEN_RDWR))
+		return -EROFS;
+	sufs_lock(fs);
+	if (fs->sb.write_mode != SUFS_MODE_SOFTDEP || fs->mode != SUFS_MODE_SOFTDEP ||
+	    (fs->sb.flags & SUFS_FLAG_NEEDS_FSCK)) {
+		sufs_unlock(fs);
+		return -SUFS_EBGREFUSED;
+	}
+	err = take_view(fs, &c, &view);
 	sufs_unlock(fs);
-out:
+	if (!err) {
+		if (o->throttle_kib)
+			snap_view_throttle(view, o->throttle_kib, o->cancelled, o->arg);
+		/* the check of the frozen view: reads only, the lock taken
+		 * per read */
+		bg_checker(&c, &bg, r);
+		err = check_dev(&c, view);
+		sufs_dev_close(view);
+		if (!err && bg.nomem)
+			err = -ENOMEM;
+		sufs_lock(fs);
+		err = conclude(fs, &c, &bg, err);
+		sufs_unlock(fs);
+	}
+	if (err == 1)
+		err = 0; /* damage found before the view was taken */
 	for (i = 0; i < bg.n; i++)
 		free(bg.f[i].name);
 	free(bg.f);

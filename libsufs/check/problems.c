@@ -1,8 +1,8 @@
 /*
- * check_problems.c - the one table of problems the checker knows.
+ * problems.c - the one table of problems the checker knows.
  *
  * A row is a code, a stable name, the pass that finds it, its flags, the
- * question it asks and a message template.  check.c reports every problem
+ * question it asks and a message template.  The checker reports every problem
  * through one function, fix_problem(), which reads the row and decides:
  * -n answers no, -y yes, preen fixes only PREEN_OK rows and stops at any
  * other, leak-only fixes only LEAK rows and changes nothing if it meets
@@ -15,7 +15,7 @@
  * of the crash harness, which trusts this table: doc/CRASH.md ("Can a
  * leak hide a broken rule?") answers the question for every LEAK row.
  *
- * Placeholders in the templates (check.c fills them in):
+ * Placeholders in the templates (problem_make() fills them in):
  *   %i  the inode        %j  another inode     %d  a directory inode
  *   %b  a block          %B  a block range (blk, or blk-blk2)
  *   %I  an inode range   %n  a number          %m  another number
@@ -23,7 +23,9 @@
  *   %t  another string
  */
 #include "config.h"
-#include "sufs.h"
+#include "check_int.h"
+
+#include <stdio.h>
 
 #define ROW(code, name, pass, flags, prompt, msg) { code, name, pass, flags, prompt, msg }
 #define LEAK (SUFS_PR_LEAK | SUFS_PR_PREEN_OK)
@@ -192,4 +194,77 @@ const struct sufs_problem_def *sufs_problem_def(unsigned code)
 		if (table[i].code == code)
 			return &table[i];
 	return NULL;
+}
+
+/* ---- a problem found, from its row --------------------------------------- */
+
+static void put_num(char **p, char *end, const char *fmt, uint64_t v)
+{
+	int n = snprintf(*p, (size_t)(end - *p), fmt, (unsigned long long)v);
+	if (n > 0)
+		*p += n < end - *p ? n : end - *p - 1;
+}
+
+/* Fill a template in (the placeholders are listed above). */
+static void expand(char *out, size_t size, const char *t, const struct pctx *x)
+{
+	char *p = out, *end = out + size - 1;
+	const char *s;
+
+	for (; *t && p < end; t++) {
+		if (*t != '%' || !t[1]) {
+			*p++ = *t;
+			continue;
+		}
+		switch (*++t) {
+		case 'i': put_num(&p, end, "%llu", x->ino); break;
+		case 'j': put_num(&p, end, "%llu", x->ino2); break;
+		case 'd': put_num(&p, end, "%llu", x->dir); break;
+		case 'b': put_num(&p, end, "%llu", x->blk); break;
+		case 'n': put_num(&p, end, "%llu", x->num); break;
+		case 'm': put_num(&p, end, "%llu", x->num2); break;
+		case 'o': put_num(&p, end, "%llo", x->num); break;
+		case 'B':
+		case 'I': {
+			uint64_t a = *t == 'B' ? x->blk : x->ino;
+			uint64_t b = *t == 'B' ? x->blk2 : x->ino2;
+			if (b > a && p > out && p[-1] == ' ' && p < end) {
+				/* the template's noun is singular: "block 7", "blocks 7-9" */
+				p[-1] = 's';
+				*p++ = ' ';
+			}
+			put_num(&p, end, "%llu", a);
+			if (b > a)
+				put_num(&p, end, "-%llu", b);
+			break;
+		}
+		case 's':
+		case 't':
+			s = *t == 's' ? x->str : x->str2;
+			for (s = s ? s : ""; *s && p < end; s++)
+				*p++ = *s;
+			break;
+		default:
+			*p++ = *t;
+		}
+	}
+	*p = 0;
+}
+
+/* The problem of row d that x is about, as it is reported: its numbers,
+ * its name (x->str) and its message. */
+void problem_make(struct sufs_problem *p, const struct sufs_problem_def *d, const struct pctx *x)
+{
+	memset(p, 0, sizeof(*p));
+	p->def = d;
+	p->ino = x->ino;
+	p->blk = x->blk;
+	p->ino2 = x->ino2;
+	p->dir = x->dir;
+	p->blk2 = x->blk2;
+	p->num = x->num;
+	p->num2 = x->num2;
+	if (x->str)
+		snprintf(p->name, sizeof(p->name), "%s", x->str);
+	expand(p->message, sizeof(p->message), d->message, x);
 }

@@ -170,6 +170,12 @@ struct dirhash *dirhash_get(struct sufs_fs *fs, uint32_t ino, const struct sufs_
 	unsigned i, victim = 0;
 	struct buf *b;
 
+	/* a directory block read in another role since (a damaged image):
+	 * every index may be stale */
+	if (fs->dirhash_retypes != fs->cache.retypes) {
+		dirhash_drop(fs, 0);
+		fs->dirhash_retypes = fs->cache.retypes;
+	}
 	for (i = 0; i < DIRHASH_MAX_DIRS; i++) {
 		h = fs->dirhash[i];
 		if (h && h->ino == ino) {

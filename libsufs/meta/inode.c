@@ -56,8 +56,7 @@ static int inodes_good(struct sufs_fs *fs, struct buf *b, uint32_t ino0)
 		b->inodes_ok = INODES_GOOD;
 		for (i = 0; i < fs->inodes_per_block; i++) {
 			raw = b->data + i * SUFS_INODE_SIZE;
-			if (!sufs_inode_is_zero(raw) && /* its last 4 bytes: the checksum */
-			    get32(raw + 252) != sufs_inode_csum(raw, ino0 + i)) {
+			if (!sufs_inode_is_zero(raw) && !inode_csum_ok(raw, ino0 + i)) {
 				b->inodes_ok = INODES_SOME_BAD;
 				break;
 			}
@@ -98,8 +97,8 @@ int inode_load(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in)
  * checksum (sealed at write time) go out as they stand.
  */
 static const struct { uint32_t off, end; } ordered[2] = {
-	{ 0, 24 },    /* mode, flags, links, uid, gid, size */
-	{ 80, 252 },  /* generation, rdev, block pointers */
+	{ IN_MODE, IN_BLOCKS },      /* mode, flags, links, uid, gid, size */
+	{ IN_GENERATION, IN_CSUM },  /* generation, rdev, block pointers */
 };
 
 /* The first byte of [lo, hi) where a and b differ, or hi: eight at a
@@ -281,7 +280,7 @@ static int bmap_walk(struct sufs_fs *fs, const struct sufs_inode *in, const uint
 		err = buf_get(fs, *ptr, BUF_IND, &b);
 		if (err)
 			return err;
-		*ptr = get64(b->data + 8 * idx[*level]);
+		*ptr = get64(b->data + IND_PTR(idx[*level]));
 		buf_put(fs, b);
 	}
 	return 0;
@@ -330,7 +329,7 @@ int bmap_room(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk, un
 		if (!ptr)
 			need += (uint64_t)(depth - level + 1);
 	}
-	return fs->sb.free_blocks < need ? -ENOSPC : 0;
+	return alloc_room(fs, need);
 }
 
 int sufs_bmap(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t *pblk)
@@ -409,8 +408,7 @@ int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t 
 		in->block[idx[0]] = pblk;
 		in->blocks++;
 		for (i = 0; i < pw->n; i++)
-			if ((err = waits_add(iw, pw->id[i])) != 0)
-				return err;
+			waits_add(iw, pw->id[i]);
 		return 0;
 	}
 	ptr = in->block[idx[0]];
@@ -423,8 +421,7 @@ int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t 
 		in->block[idx[0]] = ptr;
 		in->blocks++;
 		for (i = 0; i < cw.n; i++)
-			if ((err = waits_add(iw, cw.id[i])) != 0)
-				return err;
+			waits_add(iw, cw.id[i]);
 	}
 	for (level = 1; level <= depth; level++) {
 		if (!block_in_range(fs, ptr))
@@ -432,7 +429,7 @@ int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t 
 		err = buf_get(fs, ptr, BUF_IND, &b);
 		if (err)
 			return err;
-		child = get64(b->data + 8 * idx[level]);
+		child = get64(b->data + IND_PTR(idx[level]));
 		if (level == depth && !pblk) {
 			/* only the path was asked for */
 		} else if (level == depth) {
@@ -440,12 +437,10 @@ int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t 
 				buf_put(fs, b);
 				return -EEXIST;
 			}
-			id = buf_update(fs, b, 8 * idx[level], 8, UPD_ALLOCINDIR, pw);
-			if (path && (err = waits_add(path, id)) != 0) {
-				buf_put(fs, b);
-				return err;
-			}
-			put64(b->data + 8 * idx[level], pblk);
+			id = buf_update(fs, b, IND_PTR(idx[level]), 8, UPD_ALLOCINDIR, pw);
+			if (path)
+				waits_add(path, id);
+			put64(b->data + IND_PTR(idx[level]), pblk);
 			in->blocks++;
 		} else if (!child) {
 			cw.n = 0;
@@ -455,12 +450,10 @@ int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t 
 				return err;
 			}
 			buf_put(fs, nb);
-			id = buf_update(fs, b, 8 * idx[level], 8, UPD_ALLOCINDIR, &cw);
-			if (path && (err = waits_add(path, id)) != 0) {
-				buf_put(fs, b);
-				return err;
-			}
-			put64(b->data + 8 * idx[level], child);
+			id = buf_update(fs, b, IND_PTR(idx[level]), 8, UPD_ALLOCINDIR, &cw);
+			if (path)
+				waits_add(path, id);
+			put64(b->data + IND_PTR(idx[level]), child);
 			in->blocks++;
 		}
 		buf_put(fs, b);
@@ -491,7 +484,7 @@ int bmap_path_waits(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *i
 	err = buf_get(fs, blk, BUF_ITABLE, &b);
 	if (err)
 		return err;
-	err = waits_add(w, buf_last_update(b, off + 96 + 8 * idx[0], 8));
+	waits_add(w, deps_last_over(b, off + IN_BLOCK_PTR(idx[0]), 8));
 	buf_put(fs, b);
 	ptr = in->block[idx[0]];
 	for (level = 1; level <= depth && ptr && !err; level++) {
@@ -500,8 +493,8 @@ int bmap_path_waits(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *i
 		err = buf_get(fs, ptr, BUF_IND, &b);
 		if (err)
 			return err;
-		err = waits_add(w, buf_last_update(b, 8 * idx[level], 8));
-		ptr = get64(b->data + 8 * idx[level]);
+		waits_add(w, deps_last_over(b, IND_PTR(idx[level]), 8));
+		ptr = get64(b->data + IND_PTR(idx[level]));
 		buf_put(fs, b);
 	}
 	return err;
@@ -546,7 +539,7 @@ static int walk_tree(struct walk *w, uint64_t ptr, int level, uint64_t lblk)
 	buf_put(fs, b);
 	rc = w->fn(fs, w->ino, lblk, ptr, level, 0, w->arg);
 	for (i = 0; i < fs->ptrs && !rc; i++) {
-		child = get64(copy + 8 * i);
+		child = get64(copy + IND_PTR(i));
 		if (child)
 			rc = walk_tree(w, child, level - 1, lblk + i * span);
 	}

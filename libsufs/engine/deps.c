@@ -77,9 +77,9 @@
  * bytes, its span), the change is kept as one that waits for nothing and
  * is never undone, or is not recorded at all: invariant (2) no longer
  * holds, and the ordering is lost (d->failed).  Before the next write the
- * superblock on disk says that the image needs a full check
- * (fs_lost_order()); sync and close still write everything, then report
- * -ENOMEM.
+ * superblock on disk says that the image needs a full check (the
+ * order_lost hook deps_init() was handed: fs_lost_order()); sync and
+ * close still write everything, then report -ENOMEM.
  *
  * What keeps it small: checksums are sealed on the write image, summary
  * counters and timestamps are written as they stand (outside the ordering);
@@ -114,21 +114,21 @@
  * are recorded and blocks go out as they stand; in sync mode each
  * operation ends by draining its ordered updates; softdep writes back
  * lazily (dirty limit, age, sync, fsync).
+ *
+ * The engine's files: deps.c, the records and write images (this file);
+ * epoch.c, deferred work, epochs, drains and flushes; query.c, what the
+ * layers above may ask of what is pending; walk.c, the tools' view
+ * (sufs_deps_walk(), sufs_deps_flush()); writeback.c, the policy of the
+ * three modes.  Their records are private (deps_priv.h); the layers above
+ * use engine.h.
  */
 #include "config.h"
-#include "sufs_int.h"
+#include "deps_priv.h"
 
 #include <assert.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
-
-struct edge {
-	struct upd *before, *after;
-	struct edge *next_after;   /* in before->afters */
-	struct edge *next_before;  /* in after->befores */
-	struct edge **prev_after;  /* what points to it in before->afters */
-	struct edge **prev_before; /* what points to it in after->befores */
-};
 
 /* Take e out of both its lists: O(1), however many wait for one update
  * (a bitmap block's bits, which every new pointer waits for). */
@@ -197,7 +197,7 @@ static size_t id_hash(const struct deps *d, upd_id id)
 
 struct upd *deps_find(struct sufs_fs *fs, upd_id id)
 {
-	struct deps *d = &fs->deps;
+	struct deps *d = fs->deps;
 	struct upd *u;
 
 	if (!id || !d->nhash)
@@ -268,16 +268,6 @@ static int add_edge(struct deps *d, struct upd *before, struct upd *after)
 	return 0;
 }
 
-static int undoable(const struct upd *u)
-{
-	return u->undo || u->zero_undo;
-}
-
-static int overlaps(const struct upd *u, uint32_t off, uint32_t len)
-{
-	return off < u->off + u->len && u->off < off + len;
-}
-
 /* ---- the spans of a block's undoable updates --------------------------------- */
 
 /*
@@ -306,9 +296,9 @@ static void grains_mark(const struct deps *d, struct buf *b, uint32_t i)
 {
 	uint32_t g, g0, g1;
 
-	grains_of(d, b->spans[i].off, b->spans[i].end, &g0, &g1);
+	grains_of(d, bd(b)->spans[i].off, bd(b)->spans[i].end, &g0, &g1);
 	for (g = g0; g <= g1; g++)
-		b->grains[g * b->gwords + i / 64] |= 1ull << (i % 64);
+		bd(b)->grains[g * bd(b)->gwords + i / 64] |= 1ull << (i % 64);
 }
 
 /* Does the index have span i's bit in every grain the span lies over? */
@@ -316,58 +306,58 @@ static int grains_cover(const struct deps *d, const struct buf *b, uint32_t i)
 {
 	uint32_t g, g0, g1;
 
-	grains_of(d, b->spans[i].off, b->spans[i].end, &g0, &g1);
+	grains_of(d, bd(b)->spans[i].off, bd(b)->spans[i].end, &g0, &g1);
 	for (g = g0; g <= g1; g++)
-		if (!(b->grains[g * b->gwords + i / 64] & (1ull << (i % 64))))
+		if (!(bd(b)->grains[g * bd(b)->gwords + i / 64] & (1ull << (i % 64))))
 			return 0;
 	return 1;
 }
 
 static void grains_free(struct deps *d, struct buf *b)
 {
-	account_spans(d, -(long)(GRAINS * b->gwords * sizeof(*b->grains)));
-	free(b->grains);
-	b->grains = NULL;
-	b->gwords = 0;
+	account_spans(d, -(long)(GRAINS * bd(b)->gwords * sizeof(*bd(b)->grains)));
+	free(bd(b)->grains);
+	bd(b)->grains = NULL;
+	bd(b)->gwords = 0;
 }
 
 /* (Re)build the index of b's spans, sized for its capacity; without
  * memory, or with few spans, the search scans the spans instead. */
 static void grains_build(struct deps *d, struct buf *b)
 {
-	uint32_t i, words = (b->capspans + 63) / 64;
+	uint32_t i, words = (bd(b)->capspans + 63) / 64;
 
 	grains_free(d, b);
-	if (b->nspans < INDEX_MIN)
+	if (bd(b)->nspans < INDEX_MIN)
 		return;
-	b->grains = calloc((size_t)GRAINS * words, sizeof(*b->grains));
-	if (!b->grains)
+	bd(b)->grains = calloc((size_t)GRAINS * words, sizeof(*bd(b)->grains));
+	if (!bd(b)->grains)
 		return;
-	b->gwords = words;
-	account_spans(d, (long)(GRAINS * words * sizeof(*b->grains)));
-	for (i = 0; i < b->nspans; i++)
-		if (b->spans[i].u)
+	bd(b)->gwords = words;
+	account_spans(d, (long)(GRAINS * words * sizeof(*bd(b)->grains)));
+	for (i = 0; i < bd(b)->nspans; i++)
+		if (bd(b)->spans[i].u)
 			grains_mark(d, b, i);
 }
 
 static int span_add(struct deps *d, struct buf *b, struct upd *u)
 {
-	if (b->nspans == b->capspans) {
-		uint32_t cap = b->capspans ? 2 * b->capspans : 16;
-		struct uspan *p = realloc(b->spans, cap * sizeof(*p));
+	if (bd(b)->nspans == bd(b)->capspans) {
+		uint32_t cap = bd(b)->capspans ? 2 * bd(b)->capspans : 16;
+		struct uspan *p = realloc(bd(b)->spans, cap * sizeof(*p));
 		if (!p) {
 			u->span = UINT32_MAX; /* d->failed: no ordering is promised */
 			return -ENOMEM;
 		}
-		account_spans(d, (long)((cap - b->capspans) * sizeof(*p)));
-		b->spans = p;
-		b->capspans = cap;
+		account_spans(d, (long)((cap - bd(b)->capspans) * sizeof(*p)));
+		bd(b)->spans = p;
+		bd(b)->capspans = cap;
 	}
-	u->span = b->nspans;
-	b->spans[b->nspans++] = (struct uspan){ u->off, u->off + u->len, u };
-	if (b->gwords ? b->gwords * 64 < b->capspans : b->nspans >= INDEX_MIN)
+	u->span = bd(b)->nspans;
+	bd(b)->spans[bd(b)->nspans++] = (struct uspan){ u->off, u->off + u->len, u };
+	if (bd(b)->gwords ? bd(b)->gwords * 64 < bd(b)->capspans : bd(b)->nspans >= INDEX_MIN)
 		grains_build(d, b);
-	else if (b->gwords)
+	else if (bd(b)->gwords)
 		grains_mark(d, b, u->span);
 	return 0;
 }
@@ -393,7 +383,7 @@ static uint64_t grains_word(const struct span_iter *it, uint32_t w)
 	uint32_t g;
 
 	for (g = it->g0; g <= it->g1; g++)
-		bits |= it->b->grains[g * it->b->gwords + w];
+		bits |= bd(it->b)->grains[g * bd(it->b)->gwords + w];
 	return bits;
 }
 
@@ -405,7 +395,7 @@ static void span_first(struct span_iter *it, const struct deps *d, const struct 
 	it->len = len;
 	it->i = 0;
 	grains_of(d, off, off + len, &it->g0, &it->g1);
-	it->bits = b->gwords && b->nspans ? grains_word(it, 0) : 0;
+	it->bits = bd(b)->gwords && bd(b)->nspans ? grains_word(it, 0) : 0;
 }
 
 static const struct uspan *span_next(struct span_iter *it)
@@ -413,22 +403,22 @@ static const struct uspan *span_next(struct span_iter *it)
 	const struct buf *b = it->b;
 	const struct uspan *sp;
 
-	if (!b->gwords) {
-		while (it->i < b->nspans)
-			if (span_hits(sp = &b->spans[it->i++], it->off, it->len))
+	if (!bd(b)->gwords) {
+		while (it->i < bd(b)->nspans)
+			if (span_hits(sp = &bd(b)->spans[it->i++], it->off, it->len))
 				return sp;
 		return NULL;
 	}
 	for (;;) {
 		while (!it->bits) {
 			it->i = (it->i / 64 + 1) * 64;
-			if (it->i >= b->nspans)
+			if (it->i >= bd(b)->nspans)
 				return NULL;
 			it->bits = grains_word(it, it->i / 64);
 		}
-		sp = &b->spans[it->i / 64 * 64 + (uint32_t)__builtin_ctzll(it->bits)];
+		sp = &bd(b)->spans[it->i / 64 * 64 + (uint32_t)__builtin_ctzll(it->bits)];
 		it->bits &= it->bits - 1;
-		if (sp < b->spans + b->nspans && span_hits(sp, it->off, it->len))
+		if (sp < bd(b)->spans + bd(b)->nspans && span_hits(sp, it->off, it->len))
 			return sp;
 	}
 }
@@ -438,9 +428,9 @@ static void span_set(struct deps *d, struct upd *u)
 {
 	if (u->span == UINT32_MAX)
 		return;
-	u->b->spans[u->span].off = u->off;
-	u->b->spans[u->span].end = u->off + u->len;
-	if (u->b->gwords)
+	bd(u->b)->spans[u->span].off = u->off;
+	bd(u->b)->spans[u->span].end = u->off + u->len;
+	if (bd(u->b)->gwords)
 		grains_mark(d, u->b, u->span);
 }
 
@@ -451,26 +441,26 @@ static void span_drop(struct deps *d, struct buf *b, struct upd *u)
 	uint32_t i, n = 0;
 
 	if (u->span != UINT32_MAX)
-		b->spans[u->span].u = NULL;
-	if (b->nundo == 0) {
+		bd(b)->spans[u->span].u = NULL;
+	if (bd(b)->nundo == 0) {
 		grains_free(d, b);
-		account_spans(d, -(long)(b->capspans * sizeof(*b->spans)));
-		free(b->spans);
-		b->spans = NULL;
-		b->nspans = b->capspans = 0;
+		account_spans(d, -(long)(bd(b)->capspans * sizeof(*bd(b)->spans)));
+		free(bd(b)->spans);
+		bd(b)->spans = NULL;
+		bd(b)->nspans = bd(b)->capspans = 0;
 		return;
 	}
-	if (b->nspans < 32 || b->nundo > b->nspans / 4)
+	if (bd(b)->nspans < 32 || bd(b)->nundo > bd(b)->nspans / 4)
 		return;
-	for (i = 0; i < b->nspans; i++) {
-		if (!b->spans[i].u)
+	for (i = 0; i < bd(b)->nspans; i++) {
+		if (!bd(b)->spans[i].u)
 			continue;
-		b->spans[n] = b->spans[i];
-		b->spans[n].u->span = n;
+		bd(b)->spans[n] = bd(b)->spans[i];
+		bd(b)->spans[n].u->span = n;
 		n++;
 	}
-	b->nspans = n;
-	if (b->gwords)
+	bd(b)->nspans = n;
+	if (bd(b)->gwords)
 		grains_build(d, b); /* the indexes moved */
 }
 
@@ -516,7 +506,7 @@ static int waits_for_overlaps(const struct deps *d, struct buf *b, struct upd *u
 	struct span_iter it;
 
 	span_first(&it, d, b, off, len);
-	while ((sp = span_next(&it)) != NULL && sp < b->spans + u->span) {
+	while ((sp = span_next(&it)) != NULL && sp < bd(b)->spans + u->span) {
 		for (e = u->befores; e && e->before != sp->u; e = e->next_before)
 			;
 		if (!e)
@@ -624,7 +614,7 @@ static int older_over(const struct deps *d, const struct buf *b, upd_id id, uint
 static struct upd *fold_target(const struct deps *d, struct buf *b, uint32_t off,
 			       uint32_t len)
 {
-	struct upd *t = b->type == BUF_ITABLE ? b->ulast : b->fold;
+	struct upd *t = b->type == BUF_ITABLE ? bd(b)->ulast : bd(b)->fold;
 	uint32_t end = off + len, tend;
 
 	if (!t || undoable(t) || t->inflight)
@@ -634,8 +624,8 @@ static struct upd *fold_target(const struct deps *d, struct buf *b, uint32_t off
 		return NULL;
 	/* nor may it grow over an older update that may be undone: waiting
 	 * for the newest update over some bytes must wait for every change
-	 * to them (buf_last_update()) */
-	if (b->nundo && ((off < t->off && older_over(d, b, t->id, off, t->off - off)) ||
+	 * to them (deps_last_over()) */
+	if (bd(b)->nundo && ((off < t->off && older_over(d, b, t->id, off, t->off - off)) ||
 			 (end > tend && older_over(d, b, t->id, tend, end - tend))))
 		return NULL;
 	return t;
@@ -650,11 +640,11 @@ static struct upd *fold_target(const struct deps *d, struct buf *b, uint32_t off
  * as needing a full check (fs_lost_order()), and sync and close, after
  * writing everything, report -ENOMEM.
  */
-upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
+static upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
 		   enum upd_kind kind, const upd_id *waits, unsigned nwaits)
 {
-	struct deps *d = &fs->deps;
-	struct upd *w[DEPS_MAX_WAITS], *u, *f, *only = NULL, *t = b->ulast;
+	struct deps *d = fs->deps;
+	struct upd *w[DEPS_MAX_WAITS], *u, *f, *only = NULL, *t = bd(b)->ulast;
 	struct upd *hit[DEPS_MAX_WAITS];
 	unsigned nw = 0, i, noverlap = 0;
 	const struct uspan *sp;
@@ -672,7 +662,7 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 	/* Only updates that may be undone matter for overlaps: undoing one
 	 * restores bytes a newer change may share.  One that never is undone
 	 * can be overlapped freely. */
-	if (b->nundo) {
+	if (bd(b)->nundo) {
 		span_first(&it, d, b, off, len);
 		while ((sp = span_next(&it)) != NULL) {
 			if (noverlap < DEPS_MAX_WAITS)
@@ -735,7 +725,7 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 		else
 			lost = 1;
 		if (!lost && span_add(d, b, u) == 0)
-			b->nundo++;
+			bd(b)->nundo++;
 		else
 			lost = 1;
 	}
@@ -750,14 +740,14 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 		d->failed = 1;
 	}
 	if (!undoable(u))
-		b->fold = u;
+		bd(b)->fold = u;
 	u->bprev = t;
 	if (t)
 		t->bnext = u;
 	else
-		b->upds = u;
-	b->ulast = u;
-	b->nupds++;
+		bd(b)->upds = u;
+	bd(b)->ulast = u;
+	bd(b)->nupds++;
 	u->hnext = d->hash[id_hash(d, u->id)];
 	d->hash[id_hash(d, u->id)] = u;
 	d->created++;
@@ -765,21 +755,29 @@ upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len
 	return u->id;
 }
 
-upd_id buf_last_update(const struct buf *b, uint32_t off, uint32_t len)
+/*
+ * Announce a change of bytes [off, off+len) of b that waits for the
+ * updates in w (may be NULL), before making it.  The cache's hook copies
+ * the block first for a snapshot that needs it (the first change since it
+ * was taken).  Returns the update that carries the change, for later
+ * changes to wait for.
+ */
+upd_id buf_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
+		  enum upd_kind kind, const struct waits *w)
 {
-	const struct upd *u;
+	upd_id id;
 
-	for (u = b->ulast; u; u = u->bprev) /* newest first */
-		if (u->off < off + len && off < u->off + u->len)
-			return u->id;
-	return 0;
+	cache_before_change(fs, b);
+	id = deps_update(fs, b, off, len, kind, w ? w->id : NULL, w ? w->n : 0);
+	cache_mark_dirty(fs, b);
+	return id;
 }
 
 /* ---- write images ---------------------------------------------------------------- */
 
 /* Is u allowed in the write of its block being built now? Its befores are
  * older, so on the same block they were decided already. */
-static int allowed(const struct upd *u)
+int deps_allowed(const struct upd *u)
 {
 	const struct edge *e;
 	for (e = u->befores; e; e = e->next_before)
@@ -800,8 +798,8 @@ unsigned deps_image(struct sufs_fs *fs, struct buf *b, uint8_t *out, unsigned *u
 
 	memcpy(out, b->data, fs->bsize);
 	*undone = 0;
-	for (u = b->upds; u; u = u->bnext) {
-		u->included = (uint8_t)allowed(u);
+	for (u = bd(b)->upds; u; u = u->bnext) {
+		u->included = (uint8_t)deps_allowed(u);
 		k += u->included;
 		n++;
 	}
@@ -809,12 +807,12 @@ unsigned deps_image(struct sufs_fs *fs, struct buf *b, uint8_t *out, unsigned *u
 		return k;
 	if (n > 64 && !(list = malloc(n * sizeof(*list)))) {
 		/* no memory for the order: write nothing of this block now */
-		for (u = b->upds; u; u = u->bnext)
+		for (u = bd(b)->upds; u; u = u->bnext)
 			u->included = 0;
 		*undone = n;
 		return (unsigned)-1;
 	}
-	for (i = 0, u = b->upds; u; u = u->bnext)
+	for (i = 0, u = bd(b)->upds; u; u = u->bnext)
 		list[i++] = u;
 	while (i--) {
 		u = list[i];
@@ -834,9 +832,9 @@ unsigned deps_image(struct sufs_fs *fs, struct buf *b, uint8_t *out, unsigned *u
 
 /* ---- marking on disk, deferred work -------------------------------------------------- */
 
-static void upd_free(struct sufs_fs *fs, struct upd *u)
+void deps_upd_free(struct sufs_fs *fs, struct upd *u)
 {
-	struct deps *d = &fs->deps;
+	struct deps *d = fs->deps;
 	struct edge *e;
 	long nedges = 0;
 
@@ -851,18 +849,18 @@ static void upd_free(struct sufs_fs *fs, struct upd *u)
 	if (u->bprev)
 		u->bprev->bnext = u->bnext;
 	else
-		u->b->upds = u->bnext;
+		bd(u->b)->upds = u->bnext;
 	if (u->bnext)
 		u->bnext->bprev = u->bprev;
 	else
-		u->b->ulast = u->bprev;
-	u->b->nupds--;
+		bd(u->b)->ulast = u->bprev;
+	bd(u->b)->nupds--;
 	if (undoable(u)) {
-		u->b->nundo--;
+		bd(u->b)->nundo--;
 		span_drop(d, u->b, u);
 	}
-	if (u->b->fold == u)
-		u->b->fold = NULL;
+	if (bd(u->b)->fold == u)
+		bd(u->b)->fold = NULL;
 	table_remove(d, u);
 	account(d, -1, -nedges, u->undo ? -(long)u->len : 0);
 	free(u->undo);
@@ -870,14 +868,14 @@ static void upd_free(struct sufs_fs *fs, struct upd *u)
 }
 
 /* After the barrier: every update written in the epoch is on disk. */
-static void mark_on_disk(struct sufs_fs *fs, struct buf *b)
+void deps_mark_on_disk(struct sufs_fs *fs, struct buf *b)
 {
 	struct upd *u, *next;
 
-	for (u = b->upds; u; u = next) {
+	for (u = bd(b)->upds; u; u = next) {
 		next = u->bnext;
 		if (u->inflight)
-			upd_free(fs, u);
+			deps_upd_free(fs, u);
 	}
 }
 
@@ -888,8 +886,8 @@ static void mark_on_disk(struct sufs_fs *fs, struct buf *b)
  */
 void deps_cancel(struct sufs_fs *fs, struct buf *b)
 {
-	while (b->upds)
-		upd_free(fs, b->upds);
+	while (bd(b)->upds)
+		deps_upd_free(fs, bd(b)->upds);
 }
 
 /*
@@ -910,7 +908,7 @@ static unsigned updates_over(const struct deps *d, struct buf *b, uint32_t off, 
 	struct upd *u;
 	unsigned n = 0;
 
-	if (b->nupds == b->nundo) {
+	if (bd(b)->nupds == bd(b)->nundo) {
 		span_first(&it, d, b, off, len);
 		while ((sp = span_next(&it)) != NULL) {
 			if (n == max)
@@ -919,7 +917,7 @@ static unsigned updates_over(const struct deps *d, struct buf *b, uint32_t off, 
 		}
 		return n;
 	}
-	for (u = b->upds; u; u = u->bnext) {
+	for (u = bd(b)->upds; u; u = u->bnext) {
 		if (!overlaps(u, off, len))
 			continue;
 		if (n == max)
@@ -947,7 +945,7 @@ static unsigned updates_over(const struct deps *d, struct buf *b, uint32_t off, 
  * updates are forgotten (the caller then resets the bytes), 0 when not.
  */
 int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
-		    enum buf_type after_type)
+		    int after_type)
 {
 	struct upd *over[FORGET_MAX], *u, *first = NULL;
 	struct edge *e;
@@ -956,9 +954,9 @@ int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t le
 	unsigned n, i;
 
 	/* after a failed epoch, pending does not mean not on disk */
-	if (fs->mode != SUFS_MODE_SOFTDEP || fs->deps.failed || fs->deps.epoch_failed)
+	if (fs->mode != SUFS_MODE_SOFTDEP || fs->deps->failed || fs->deps->epoch_failed)
 		return 0;
-	n = updates_over(&fs->deps, b, off, len, over, FORGET_MAX);
+	n = updates_over(fs->deps, b, off, len, over, FORGET_MAX);
 	if (n > FORGET_MAX)
 		return 0; /* so many changes: let the rules order its zeroing */
 	for (i = 0; i < n; i++) {
@@ -981,9 +979,9 @@ int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t le
 			if (x->b->type != after_type || x->inflight)
 				return 0;
 			/* x is undoable (it waited for u): newer spans come after */
-			span_first(&it, &fs->deps, x->b, x->off, x->len);
+			span_first(&it, fs->deps, x->b, x->off, x->len);
 			while ((sp = span_next(&it)) != NULL)
-				if (sp > x->b->spans + x->span)
+				if (sp > bd(x->b)->spans + x->span)
 					return 0;
 		}
 	}
@@ -991,363 +989,23 @@ int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t le
 		return 0;
 	for (i = 0; i < n; i++)
 		if (over[i])
-			upd_free(fs, over[i]);
-	fs->deps.forgotten++;
+			deps_upd_free(fs, over[i]);
+	fs->deps->forgotten++;
 	return 1;
 }
 
-/* Run deferred work whose updates are all on disk. */
-static int run_deferred(struct sufs_fs *fs)
+void waits_add(struct waits *w, upd_id id)
 {
-	struct deps *d = &fs->deps;
-	struct deferred **pp = &d->deferred, *w;
 	unsigned i;
-	int err = 0, ready;
 
-	/* deferred work may fill the cache and so write back: an epoch run
-	 * from inside it leaves the list to this loop */
-	if (d->running_deferred)
-		return 0;
-	d->running_deferred = 1;
-
-	while ((w = *pp) != NULL) {
-		ready = 1;
-		for (i = 0; i < w->nwaits && ready; i++)
-			if (deps_find(fs, w->waits[i]))
-				ready = 0;
-		if (!ready) {
-			pp = &w->next;
-			continue;
-		}
-		*pp = w->next;
-		d->ndeferred--;
-		if (!err)
-			err = w->fn(fs, w->arg);
-		else
-			w->fn(fs, w->arg);
-		/* *pp is w's successor or, when w was at the head, work that
-		 * fn deferred meanwhile (added at the head): looked at next */
-		free(w);
-	}
-	d->running_deferred = 0;
-	return err;
-}
-
-/*
- * Run fn(fs, arg) once every update in waits is on disk: at once when they
- * all are (and always in async mode).  fn owns arg; fn(NULL, arg) means the
- * work is dropped (the file system is abandoned, or no memory was left to
- * remember the work: -ENOMEM, and what it would have freed is leaked) and
- * only frees arg.
- */
-int deps_defer(struct sufs_fs *fs, const upd_id *waits, unsigned nwaits,
-	       int (*fn)(struct sufs_fs *, void *), void *arg)
-{
-	struct deps *d = &fs->deps;
-	struct deferred *w;
-	unsigned i, n = 0;
-
-	w = malloc(sizeof(*w) + nwaits * sizeof(upd_id));
-	if (!w) {
-		fn(NULL, arg);
-		return -ENOMEM;
-	}
-	for (i = 0; i < nwaits; i++) {
-		struct upd *u = deps_find(fs, waits[i]);
-		if (u) {
-			u->deferred = 1;
-			w->waits[n++] = waits[i];
-		}
-	}
-	if (n == 0 || fs->broken_rule == 2) {
-		free(w);
-		return fn(fs, arg);
-	}
-	w->nwaits = n;
-	w->fn = fn;
-	w->arg = arg;
-	w->next = d->deferred;
-	d->deferred = w;
-	d->ndeferred++;
-	return 0;
-}
-
-/* ---- epochs ---------------------------------------------------------------------------- */
-
-static int cmp_blk(const void *a, const void *b)
-{
-	uint64_t x = (*(struct buf *const *)a)->blk, y = (*(struct buf *const *)b)->blk;
-	return x < y ? -1 : x > y;
-}
-
-#define RUN_MAX 256
-
-/* The updates in b's write image are in flight (on: as deps_image() just
- * decided), or none is (the write failed). */
-static void set_inflight(struct buf *b, int on)
-{
-	struct upd *u;
-
-	for (u = b->upds; u; u = u->bnext)
-		u->inflight = on && u->included;
-}
-
-/*
- * One epoch: write the write image of every buffer that wants writing and
- * has something it may write, one barrier, then mark what went out as on
- * disk and run the deferred work that became ready.  want(b) selects the
- * buffers (NULL: every dirty one).  Returns the number of blocks written,
- * or a negative error: -ENOMEM when nothing could be written because a
- * write image found no memory for its order.
- */
-int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, void *),
-	       void *arg, int barrier)
-{
-	struct cache *c = &fs->cache;
-	struct buf **list, *b;
-	uint8_t *stage;
-	size_t n = 0, i, run, k, written = 0;
-	unsigned undone, carried;
-	int err = 0, nomem = 0;
-
-	if (!c->dirty)
-		return run_deferred(fs);
-	/* memory ran out: what goes out now may be out of order, and the
-	 * image must say so first */
-	if (fs->deps.failed && (err = fs_lost_order(fs)) != 0)
-		return err;
-	/* the staging area is kept from epoch to epoch: a fresh one would
-	 * cost a page fault for each of its pages at every epoch */
-	if (!fs->deps.stage)
-		fs->deps.stage = malloc((size_t)RUN_MAX * fs->bsize);
-	stage = fs->deps.stage;
-	list = malloc(c->dirty * sizeof(*list));
-	if (!list || !stage) {
-		free(list);
-		return -ENOMEM;
-	}
-	for (b = c->dirtylist; b; b = b->dnext)
-		if (!want || want(fs, b, arg))
-			list[n++] = b;
-	qsort(list, n, sizeof(*list), cmp_blk);
-	for (i = 0; i < n && !err; i += run) {
-		/* gather a run of consecutive blocks, skipping those with nothing
-		 * they may write yet */
-		for (run = 0; i + run < n && run < RUN_MAX; run++) {
-			b = list[i + run];
-			if (run && b->blk != list[i]->blk + run)
-				break;
-			carried = deps_image(fs, b, stage + run * fs->bsize, &undone);
-			nomem |= carried == (unsigned)-1;
-			/* a block whose updates must all wait goes out later, with
-			 * them: its plain changes (times, counts) can wait too */
-			if (carried == (unsigned)-1 || (!carried && b->upds)) {
-				if (run == 0) {
-					list[i] = NULL; /* nothing to write for it now */
-					run = 1;
-				}
-				break;
-			}
-			cache_seal(fs, b, stage + run * fs->bsize);
-			b->undone_in_write = undone;
-			/* its updates are in flight: freed after the barrier
-			 * (mark_on_disk()), back to pending if the epoch fails */
-			set_inflight(b, 1);
-		}
-		if (!list[i])
-			continue;
-		err = sufs_dev_write(fs->dev, list[i]->blk << fs->bshift, stage, run * fs->bsize);
-		if (err) {
-			for (k = 0; k < run; k++)
-				set_inflight(list[i + k], 0);
-			break;
-		}
-		for (k = 0; k < run; k++) {
-			b = list[i + k];
-			b->written = 1;
-			if (fs->trace)
-				fs->trace(fs, b, fs->trace_arg);
-		}
-		written += run;
-		fs->stats.block_writes += run;
-	}
-	if (!err && written && barrier)
-		err = sufs_dev_barrier(fs->dev);
-	if (err)
-		fs->deps.epoch_failed = 1; /* a failed write may have gone in part */
-	/* invariant (5): only now, after the barrier, is anything on disk; a
-	 * failed epoch leaves every block dirty and every update pending */
-	for (i = 0; i < n; i++) {
-		b = list[i];
-		if (!b || !b->written)
-			continue;
-		b->written = 0;
-		if (err) {
-			set_inflight(b, 0);
-			continue;
-		}
-		b->plain = 0;
-		fs->deps.undone += b->undone_in_write;
-		if (!b->undone_in_write)
-			cache_set_clean(fs, b);
-		mark_on_disk(fs, b);
-	}
-	if (!err) {
-		fs->deps.epochs += written && barrier ? 1 : 0;
-		fs->last_epoch = now_seconds_mono();
-		err = run_deferred(fs);
-	}
-	free(list);
-	if (!err && !written && nomem)
-		err = -ENOMEM;
-	return err < 0 ? err : (int)written;
-}
-
-/* ---- flushing a chosen set ------------------------------------------------------ */
-
-static int cmp_id(const void *a, const void *b)
-{
-	upd_id x = *(const upd_id *)a, y = *(const upd_id *)b;
-	return x < y ? -1 : x > y;
-}
-
-struct idset {
-	upd_id *id;
-	size_t n;
-};
-
-static int in_set(const struct idset *s, upd_id id)
-{
-	return bsearch(&id, s->id, s->n, sizeof(upd_id), cmp_id) != NULL;
-}
-
-static int want_set(struct sufs_fs *fs, struct buf *b, void *arg)
-{
-	const struct upd *u;
-	(void)fs;
-	for (u = b->upds; u; u = u->bnext)
-		if (in_set(arg, u->id))
-			return 1;
-	return 0;
-}
-
-/*
- * Make the given updates, and everything they wait for, durable: epochs
- * that write only the blocks carrying some of them (fsync, sync mode).
- * ids is scratch: it may be reallocated and is freed here.
- */
-int deps_flush_set(struct sufs_fs *fs, upd_id *ids, size_t n)
-{
-	struct idset set;
-	size_t cap = n, i, live;
-	struct upd *u;
-	struct edge *e;
-	int err = 0;
-
-	/* the closure over what they wait for: befores are older and live */
-	for (i = 0; i < n; i++) {
-		u = deps_find(fs, ids[i]);
-		if (!u)
-			continue;
-		for (e = u->befores; e; e = e->next_before) {
-			if (n == cap) {
-				upd_id *p = realloc(ids, (cap = cap * 2 + 16) * sizeof(*ids));
-				if (!p) {
-					free(ids);
-					return -ENOMEM;
-				}
-				ids = p;
-			}
-			ids[n++] = e->before->id;
-		}
-	}
-	qsort(ids, n, sizeof(*ids), cmp_id);
-	for (i = live = 0; i < n; i++)
-		if ((i == 0 || ids[i] != ids[i - 1]) && deps_find(fs, ids[i]))
-			ids[live++] = ids[i];
-	set.id = ids;
-	set.n = live;
-	while (!err) {
-		for (i = 0; i < set.n && !deps_find(fs, set.id[i]); i++)
-			;
-		if (i == set.n)
-			break;
-		err = deps_epoch(fs, want_set, &set, 1);
-		if (err == 0)
-			err = -EIO; /* cannot happen: the oldest of the set is allowed */
-		else if (err > 0)
-			err = 0;
-	}
-	free(ids);
-	return err;
-}
-
-/* ---- invariants ---------------------------------------------------------------------- */
-
-/* Check invariants (1)-(3) over every pending update ((2) only while
- * memory has never run out), and that the cache's dirty list holds the
- * dirty buffers, each once; -EFAULT if one fails. */
-int deps_check(struct sufs_fs *fs)
-{
-	struct deps *d = &fs->deps;
-	struct upd *u, *o;
-	struct edge *e;
-	struct buf *b, **prev = &fs->cache.dirtylist;
-	size_t i, count = 0;
-
-	for (b = fs->cache.dirtylist; b; prev = &b->dnext, b = b->dnext)
-		if (!b->dirty || b->dprev != prev || ++count > fs->cache.dirty)
-			return -EFAULT;
-	if (count != fs->cache.dirty)
-		return -EFAULT;
-	count = 0;
-
-	for (i = 0; i < d->nhash; i++) {
-		for (u = d->hash[i]; u; u = u->hnext) {
-			count++;
-			if (!u->b->dirty)
-				return -EFAULT;
-			for (e = u->befores; e; e = e->next_before)
-				if (e->before->id >= u->id)      /* (1) */
-					return -EFAULT;
-			if (!u->undo && !u->zero_undo && u->befores) /* (3) */
-				return -EFAULT;
-			if ((o = u->b->fold) != NULL &&
-			    (o->b != u->b || undoable(o) || deps_find(fs, o->id) != o))
-				return -EFAULT;  /* what deps_update() folds into */
-			if (undoable(u) && (u->span >= u->b->nspans ||
-					    u->b->spans[u->span].u != u ||
-					    u->b->spans[u->span].off != u->off ||
-					    u->b->spans[u->span].end != u->off + u->len))
-				return -EFAULT;  /* its span must be where overlaps look */
-			if (undoable(u) && u->b->gwords && !grains_cover(d, u->b, u->span))
-				return -EFAULT;  /* and the index must lead to it */
-			if (u == u->b->upds) {
-				size_t nu = 0, nundo = 0;
-				for (o = u; o; o = o->bnext) {
-					nu++;
-					nundo += undoable(o);
-				}
-				if (nu != u->b->nupds || nundo != u->b->nundo)
-					return -EFAULT;  /* the block's counts */
-			}
-			for (o = u->b->upds; o != u; o = o->bnext) {
-				if (!o)
-					return -EFAULT;  /* not on its buffer's list */
-				/* a newer update that is never undone can overlap an
-				 * older one only where a merge widened the older one
-				 * over it, keeping its bytes as the old ones: safe */
-				if (!undoable(o) || !undoable(u) || !overlaps(o, u->off, u->len) ||
-				    d->failed)
-					continue;
-				for (e = u->befores; e && e->before != o; e = e->next_before)
-					;
-				if (!e)                          /* (2) */
-					return -EFAULT;
-			}
-		}
-	}
-	return count == d->pending && d->mem == mem_sum(d) ? 0 : -EFAULT;
+	if (!id)
+		return;
+	for (i = 0; i < w->n; i++)
+		if (w->id[i] == id)
+			return;
+	assert(w->n < DEPS_MAX_WAITS); /* engine.h: no operation builds more */
+	if (w->n < DEPS_MAX_WAITS)
+		w->id[w->n++] = id;
 }
 
 static const char *const kind_names[] = {
@@ -1371,102 +1029,135 @@ const char *deps_kind_name(unsigned kind)
 		       kind_names[kind] : "unknown";
 }
 
-int waits_add(struct waits *w, upd_id id)
-{
-	unsigned i;
+/* ---- invariants ---------------------------------------------------------------------- */
 
-	if (!id)
-		return 0;
-	for (i = 0; i < w->n; i++)
-		if (w->id[i] == id)
-			return 0;
-	if (w->n == DEPS_MAX_WAITS)
-		return -ENOSPC;
-	w->id[w->n++] = id;
+/* A broken invariant: -EFAULT, and what broke, for which update, in why. */
+static int broken(char *why, size_t size, const struct upd *u, const char *what)
+{
+	if (why && size)
+		snprintf(why, size, "%s (update %llu, block %llu, bytes %u-%u, %s)", what,
+			 u ? (unsigned long long)u->id : 0ull,
+			 u ? (unsigned long long)u->b->blk : 0ull, u ? u->off : 0,
+			 u ? u->off + u->len : 0, u ? deps_kind_name(u->kind) : "-");
+	return -EFAULT;
+}
+
+/* The cache's dirty list holds the dirty buffers, each once. */
+static int check_dirty_list(struct sufs_fs *fs, char *why, size_t size)
+{
+	struct buf *b, **prev = &fs->cache.dirtylist;
+	size_t count = 0;
+
+	for (b = fs->cache.dirtylist; b; prev = &b->dnext, b = b->dnext)
+		if (!b->dirty || b->dprev != prev || ++count > fs->cache.dirty)
+			return broken(why, size, NULL, "the dirty list is not the dirty buffers");
+	if (count != fs->cache.dirty)
+		return broken(why, size, NULL, "the dirty list is not the dirty buffers");
 	return 0;
 }
 
-/* Does b carry an update that another update or deferred work waits
- * for, and that may go now? */
-static int want_awaited(struct sufs_fs *fs, struct buf *b, void *arg)
+/* One update's own invariants, and its block's lists and counts. */
+static int check_update(struct sufs_fs *fs, struct upd *u, char *why, size_t size)
 {
-	const struct upd *u;
-	const struct edge *e;
+	struct deps *d = fs->deps;
+	struct bdeps *x = bd(u->b);
+	struct upd *o;
+	struct edge *e;
 
-	(void)fs; (void)arg;
-	for (u = b->upds; u; u = u->bnext) {
-		if (!u->afters && !u->deferred)
+	if (!u->b->dirty)
+		return broken(why, size, u, "pending on a clean buffer");
+	for (e = u->befores; e; e = e->next_before)
+		if (e->before->id >= u->id)
+			return broken(why, size, u, "(1) it waits for a newer update");
+	if (!u->undo && !u->zero_undo && u->befores)
+		return broken(why, size, u, "(3) it waits but has no old bytes");
+	if ((o = x->fold) != NULL && (o->b != u->b || undoable(o) || deps_find(fs, o->id) != o))
+		return broken(why, size, o, "its block's fold target is not its own never-undone update");
+	if (undoable(u) && (u->span >= x->nspans || x->spans[u->span].u != u ||
+			    x->spans[u->span].off != u->off ||
+			    x->spans[u->span].end != u->off + u->len))
+		return broken(why, size, u, "its span is not where overlaps look");
+	if (undoable(u) && x->gwords && !grains_cover(d, u->b, u->span))
+		return broken(why, size, u, "the grain index does not lead to its span");
+	if (u == x->upds) {
+		size_t nu = 0, nundo = 0;
+		for (o = u; o; o = o->bnext) {
+			nu++;
+			nundo += undoable(o);
+		}
+		if (nu != x->nupds || nundo != x->nundo)
+			return broken(why, size, u, "its block's counts of updates are wrong");
+	}
+	for (o = x->upds; o != u; o = o->bnext) {
+		if (!o)
+			return broken(why, size, u, "it is not on its buffer's list");
+		/* a newer update that is never undone can overlap an older one
+		 * only where a merge widened the older one over it, keeping its
+		 * bytes as the old ones: safe */
+		if (!undoable(o) || !undoable(u) || !overlaps(o, u->off, u->len) || d->failed)
 			continue;
-		for (e = u->befores; e && e->before->b == b; e = e->next_before)
+		for (e = u->befores; e && e->before != o; e = e->next_before)
 			;
 		if (!e)
-			return 1;
+			return broken(why, size, u, "(2) it overlaps an older undoable update "
+				      "without waiting for it");
 	}
 	return 0;
-}
-
-/* Does b carry an update that is waited for, and may it go whole, with
- * nothing undone?  (u->included is deps_image()'s scratch: it sets it
- * again when it builds the image.) */
-static int want_awaited_whole(struct sufs_fs *fs, struct buf *b, void *arg)
-{
-	struct upd *u;
-	int awaited = 0;
-
-	(void)fs; (void)arg;
-	for (u = b->upds; u; u = u->bnext) {
-		u->included = (uint8_t)allowed(u);
-		if (!u->included)
-			return 0;
-		awaited |= u->afters || u->deferred;
-	}
-	return awaited;
 }
 
 /*
- * Write epochs until nothing is dirty and no work is deferred.  While some
- * block carries an update that others (or deferred work) wait for, an
- * epoch writes only such blocks: the rest would be written again when what
- * waits reaches them (a removal's names, then its inodes, then the
- * bitmaps its frees change).  Those that can go whole go first: one that
- * would go with some of its updates undone (a new directory block, whose
- * header a pointer waits for, holding names whose inodes are not on disk)
- * would be written again for them.  When no block is waited for, an epoch
- * writes everything it may.
+ * Check invariants (1)-(3) over every pending update ((2) only while
+ * memory has never run out), the blocks' lists, spans and counts, the
+ * sums, and that the cache's dirty list holds the dirty buffers, each
+ * once.  0, or -EFAULT with what broke, for which update, in why.
  */
-int deps_drain(struct sufs_fs *fs)
+int deps_check(struct sufs_fs *fs, char *why, size_t size)
 {
-	int n;
+	struct deps *d = fs->deps;
+	struct upd *u;
+	size_t i, count = 0;
+	int err = check_dirty_list(fs, why, size);
 
-	while (fs->cache.dirty || fs->deps.ndeferred) {
-		n = 0;
-		/* with no wait left (no edge, no deferred work), none is
-		 * awaited: skip the searches, which read every record */
-		if (fs->deps.edges || fs->deps.ndeferred) {
-			n = deps_epoch(fs, want_awaited_whole, NULL, 1);
-			if (n == 0)
-				n = deps_epoch(fs, want_awaited, NULL, 1);
-		}
-		if (n == 0)
-			n = deps_epoch(fs, NULL, NULL, 1);
-		if (n < 0)
-			return n;
-		if (n == 0 && fs->cache.dirty)
-			return -EIO; /* cannot happen: the oldest update is always allowed */
-	}
+	for (i = 0; i < d->nhash && !err; i++)
+		for (u = d->hash[i]; u && !err; u = u->hnext, count++)
+			err = check_update(fs, u, why, size);
+	if (!err && count != d->pending)
+		err = broken(why, size, NULL, "the count of pending updates is wrong");
+	if (!err && d->mem != mem_sum(d))
+		err = broken(why, size, NULL, "the sum of the engine's memory is wrong");
+	return err;
+}
+
+/* ---- setting up, tearing down ------------------------------------------------------ */
+
+int deps_init(struct sufs_fs *fs, int (*order_lost)(struct sufs_fs *fs))
+{
+	struct deps *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return -ENOMEM;
+	d->grain_shift = fs->bshift - DEPS_GRAIN_BITS;
+	d->order_lost = order_lost;
+	fs->deps = d;
 	return 0;
+}
+
+size_t deps_buf_extra(void)
+{
+	return sizeof(struct bdeps);
 }
 
 void deps_destroy(struct sufs_fs *fs)
 {
-	struct deps *d = &fs->deps;
+	struct deps *d = fs->deps;
 	struct deferred *w, *next;
-	uint32_t shift;
 	size_t i;
 
+	if (!d)
+		return;
 	for (i = 0; i < d->nhash; i++)
 		while (d->hash[i])
-			upd_free(fs, d->hash[i]);
+			deps_upd_free(fs, d->hash[i]);
 	for (w = d->deferred; w; w = next) {
 		next = w->next;
 		w->fn(NULL, w->arg); /* dropped, not run: it frees its argument */
@@ -1476,169 +1167,7 @@ void deps_destroy(struct sufs_fs *fs)
 	pool_drain(&d->upd_pool);
 	free(d->hash);
 	free(d->stage);
-	shift = d->grain_shift;
-	memset(d, 0, sizeof(*d));
-	d->grain_shift = shift;
-}
-
-/* ---- the engine as tools see it (sufs_deps_walk, sufs_deps_flush) ------------- */
-
-static const char *const buf_type_names[] = {
-	[BUF_RAW] = "raw",
-	[BUF_DATA] = "data",
-	[BUF_BITMAP] = "bitmap",
-	[BUF_ITABLE] = "inode table",
-	[BUF_DIR] = "directory",
-	[BUF_IND] = "indirect",
-};
-
-/* Scratch for describing one block's updates, grown as needed. */
-struct report {
-	struct sufs_dep *deps;
-	size_t cap;
-	uint64_t *waits;
-	size_t wcap;
-};
-
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	q = realloc(*p, need * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = need;
-	return 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/*
- * Describe b and its updates and hand them to fn.  At rest (flushed 0) an
- * update's state is whether the next write image carries it; just after a
- * write (flushed 1) whether that write did.
- */
-static int report_block(struct report *r, struct buf *b, int flushed, sufs_deps_fn fn,
-			void *arg)
-{
-	struct sufs_dep_block db;
-	const struct edge *e;
-	struct upd *u;
-	size_t n = 0, nw = 0, i = 0, k = 0;
-
-	for (u = b->upds; u; u = u->bnext) {
-		n++;
-		for (e = u->befores; e; e = e->next_before)
-			nw++;
-		if (!flushed)
-			u->included = (uint8_t)allowed(u); /* older ones first: see allowed() */
-	}
-	/* one more than needed: never a NULL array, even when empty */
-	if (grow((void **)&r->deps, &r->cap, n + 1, sizeof(*r->deps)) ||
-	    grow((void **)&r->waits, &r->wcap, nw + 1, sizeof(*r->waits)))
-		return -ENOMEM;
-	for (u = b->upds; u; u = u->bnext, i++) {
-		struct sufs_dep *d = &r->deps[i];
-		d->id = u->id;
-		d->kind = deps_kind_name(u->kind);
-		d->off = u->off;
-		d->len = u->len;
-		if (flushed)
-			d->state = u->inflight ? SUFS_DEP_WRITTEN : SUFS_DEP_UNDONE;
-		else
-			d->state = u->included ? SUFS_DEP_READY : SUFS_DEP_BLOCKED;
-		d->undoable = undoable(u);
-		d->undo_bytes = u->undo ? u->len : 0;
-		d->waits = r->waits + k;
-		d->nwaits = 0;
-		for (e = u->befores; e; e = e->next_before)
-			r->waits[k + d->nwaits++] = e->before->id;
-		if (d->nwaits > 1)
-			qsort(r->waits + k, d->nwaits, sizeof(*r->waits), cmp_u64);
-		k += d->nwaits;
-	}
-	db.blk = b->blk;
-	db.type = b->type < sizeof(buf_type_names) / sizeof(buf_type_names[0]) ?
-			  buf_type_names[b->type] : "raw";
-	db.plain = b->plain;
-	db.ndeps = n;
-	db.deps = r->deps;
-	return fn(arg, &db);
-}
-
-int sufs_deps_walk(struct sufs_fs *fs, uint64_t blk, sufs_deps_fn fn, void *arg)
-{
-	struct cache *c = &fs->cache;
-	struct report r = { NULL, 0, NULL, 0 };
-	struct buf **list, *b;
-	size_t n = 0, i;
-	int rc = 0;
-
-	if (blk != SUFS_DEPS_ALL) {
-		b = cache_lookup(fs, blk);
-		if (b && b->dirty)
-			rc = report_block(&r, b, 0, fn, arg);
-		free(r.deps);
-		free(r.waits);
-		return rc;
-	}
-	list = malloc((c->dirty + 1) * sizeof(*list));
-	if (!list)
-		return -ENOMEM;
-	for (b = c->dirtylist; b; b = b->dnext)
-		list[n++] = b;
-	qsort(list, n, sizeof(*list), cmp_blk);
-	for (i = 0; i < n && !rc; i++)
-		rc = report_block(&r, list[i], 0, fn, arg);
-	free(list);
-	free(r.deps);
-	free(r.waits);
-	return rc;
-}
-
-struct flush_view {
-	struct report r;
-	sufs_deps_fn fn;
-	void *arg;
-	int err;
-};
-
-/* fs->trace during sufs_deps_flush: each block as it is written */
-static void flush_trace(struct sufs_fs *fs, struct buf *b, void *arg)
-{
-	struct flush_view *v = arg;
-	int err;
-
-	(void)fs;
-	err = report_block(&v->r, b, 1, v->fn, v->arg);
-	if (err < 0 && !v->err)
-		v->err = err;
-}
-
-int sufs_deps_flush(struct sufs_fs *fs, sufs_deps_fn fn, void *arg)
-{
-	struct flush_view v = { { NULL, 0, NULL, 0 }, fn, arg, 0 };
-	void (*trace)(struct sufs_fs *, struct buf *, void *) = fs->trace;
-	void *trace_arg = fs->trace_arg;
-	int n;
-
-	if (!(fs->flags & SUFS_OPEN_RDWR))
-		return -EROFS;
-	if (fn) {
-		fs->trace = flush_trace;
-		fs->trace_arg = &v;
-	}
-	n = deps_epoch(fs, NULL, NULL, fs->mode != SUFS_MODE_ASYNC);
-	fs->trace = trace;
-	fs->trace_arg = trace_arg;
-	free(v.r.deps);
-	free(v.r.waits);
-	return n < 0 ? n : v.err ? v.err : n;
+	free(d->notes);
+	free(d);
+	fs->deps = NULL;
 }

@@ -1,26 +1,22 @@
 /*
- * fs.c - opening, syncing and closing a file system.
+ * super.c - the file system in memory: its superblock and group
+ * descriptors, the clock, sync and the write mode, and the raw access
+ * tools have.
  *
  * The superblock and the group descriptors live in memory, decoded, while
  * the file system is open.  Their free counts are summaries: written as they
- * stand, unordered, at sync and close.
+ * stand, unordered, at sync and close.  Opening and closing are
+ * fs/mount.c's, at the top: they load and drop snapshots, which sit above
+ * this layer.
  */
 #include "config.h"
 #include "sufs_int.h"
 
-#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
 
 #define CACHE_BYTES (64u << 20)
-
-double now_seconds_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 void fs_now(struct sufs_fs *fs, int64_t *sec, uint32_t *nsec)
 {
@@ -56,34 +52,40 @@ int fs_alloc_struct(struct sufs_dev *dev, const struct sufs_super *sb, unsigned 
 	fs->flags = flags;
 	fs->bsize = sb->block_size;
 	fs->bshift = (uint32_t)__builtin_ctz(sb->block_size);
-	fs->deps.grain_shift = fs->bshift - DEPS_GRAIN_BITS;
 	fs->ptrs = sb->block_size / 8;
 	fs->inodes_per_block = sb->block_size / SUFS_INODE_SIZE;
 	fs->groups = calloc(sb->groups_count, sizeof(*fs->groups));
 	fs->group_bad = calloc(sb->groups_count, 1);
 	fs->gdt_dirty = calloc(sb->gdt_blocks, 1);
 	fs->zero = calloc(1, sb->block_size);
+	pthread_mutex_init(&fs->lock, NULL);
 	if (!fs->groups || !fs->group_bad || !fs->gdt_dirty || !fs->zero) {
-		fs_free_struct(fs);
+		fs_free_base(fs);
 		return -ENOMEM;
 	}
-	pthread_mutex_init(&fs->lock, NULL);
 	fs->mode = SUFS_MODE_SOFTDEP;
 	fs->dirty_percent = 50;
 	fs->max_age_ms = 30000;
 	fs->last_epoch = now_seconds_mono(); /* changes age from now, not from boot */
-	err = cache_init(fs, CACHE_BYTES);
+	/* the cache keeps the engine's state of each buffer with it; the
+	 * engine writes back for the cache when it is full of dirty blocks */
+	err = cache_init(fs, CACHE_BYTES, deps_buf_extra());
+	if (!err)
+		err = deps_init(fs, fs_lost_order);
 	if (err) {
-		fs_free_struct(fs);
+		fs_free_base(fs);
 		return err;
 	}
+	fs->cache.write_back = cache_writeback;
 	*out = fs;
 	return 0;
 }
 
-void fs_free_struct(struct sufs_fs *fs)
+/* Free what fs_alloc_struct() made, and what the layers up to this one
+ * hold (the engine's records, the cache, the directory indexes); the
+ * layers above free theirs first (fs/mount.c: fs_free_struct()). */
+void fs_free_base(struct sufs_fs *fs)
 {
-	snap_unload(fs);
 	dirhash_drop(fs, 0);
 	deps_destroy(fs);
 	if (fs->cache.hash)
@@ -92,7 +94,6 @@ void fs_free_struct(struct sufs_fs *fs)
 	free(fs->group_bad);
 	free(fs->gdt_dirty);
 	free(fs->zero);
-	free(fs->moved);
 	free(fs->parents);
 	free(fs->holds);
 	pthread_mutex_destroy(&fs->lock);
@@ -146,7 +147,7 @@ int fs_scan_gdt(struct sufs_dev *dev, const struct sufs_super *sb, struct sufs_g
 	return err ? err : nbad;
 }
 
-static int read_gdt(struct sufs_fs *fs)
+int fs_read_gdt(struct sufs_fs *fs)
 {
 	int n = fs_scan_gdt(fs->dev, &fs->sb, fs->groups, fs->group_bad);
 	uint32_t g;
@@ -222,91 +223,14 @@ int fs_write_super(struct sufs_fs *fs, int all_copies)
 	return err;
 }
 
-int sufs_open_dev(struct sufs_dev *dev, unsigned flags, uint64_t sb_offset,
-		  struct sufs_fs **out)
-{
-	uint8_t raw[SUFS_SB_SIZE];
-	struct sufs_super sb;
-	struct sufs_fs *fs;
-	int err;
-
-	if ((flags & SUFS_OPEN_RDWR) && !dev->writable)
-		return -EROFS;
-	if (!sb_offset)
-		sb_offset = SUFS_SB_OFFSET;
-	if (!dev->is_blockdev && dev->size < sb_offset + SUFS_SB_SIZE)
-		return -SUFS_ESHORT;
-	err = sufs_dev_read(dev, sb_offset, raw, sizeof(raw));
-	if (err)
-		return err;
-	sufs_super_decode(raw, &sb);
-	if (sb.magic != SUFS_MAGIC)
-		return -SUFS_EMAGIC;
-	if (sb.checksum != sufs_super_csum(raw) && !(flags & SUFS_OPEN_IGNORE_CSUM))
-		return -SUFS_ECHECKSUM;
-	err = sufs_super_check(&sb, dev->is_blockdev && !dev->size ? 0 : dev->size, NULL);
-	if (err)
-		return err;
-	err = fs_alloc_struct(dev, &sb, flags, &fs);
-	if (err)
-		return err;
-	fs->sb_offset = sb_offset;
-	fs->was_clean = (sb.state & SUFS_STATE_CLEAN) != 0;
-	err = read_gdt(fs);
-	if (err) {
-		fs_free_struct(fs);
-		return err;
-	}
-	if ((flags & SUFS_OPEN_RDWR) && !(flags & SUFS_OPEN_NOFLAGS)) {
-		/* in use: unclean until closed */
-		fs->sb.state &= ~SUFS_STATE_CLEAN;
-		fs->sb.mount_count++;
-		/* generation numbers differ from one session to the next */
-		fs->next_generation = fs->sb.mount_count << 20 | 1;
-		fs_now(fs, &fs->sb.mount_time, &(uint32_t){ 0 });
-		err = fs_write_super(fs, 0);
-		if (!err)
-			err = sufs_dev_barrier(dev);
-		if (err) {
-			fs->dev = NULL;
-			fs_free_struct(fs);
-			return err;
-		}
-	}
-	/* from the first change on, snapshots get their copies */
-	if (flags & SUFS_OPEN_RDWR) {
-		err = snap_load(fs);
-		if (err) {
-			fs->dev = NULL;
-			fs_free_struct(fs);
-			return err;
-		}
-	}
-	*out = fs;
-	return 0;
-}
-
-int sufs_open(const char *path, unsigned flags, struct sufs_fs **out)
-{
-	struct sufs_dev *dev;
-	int err = sufs_dev_open(path, (flags & SUFS_OPEN_RDWR) ? SUFS_DEV_RDWR : 0, &dev);
-
-	if (err)
-		return err;
-	err = sufs_open_dev(dev, flags, 0, out);
-	if (err)
-		sufs_dev_close(dev);
-	return err;
-}
-
 /* Everything pending to disk, the summaries after it.  In async mode the
  * blocks go out as they stand and one barrier closes the lot. */
-static int write_all(struct sufs_fs *fs)
+int fs_write_all(struct sufs_fs *fs)
 {
 	int err = 0;
 
 	if (fs->mode == SUFS_MODE_ASYNC) {
-		while (!err && (fs->cache.dirty || fs->deps.ndeferred))
+		while (!err && (fs->cache.dirty || deps_deferred_work(fs)))
 			err = cache_writeback(fs);
 	} else {
 		err = deps_drain(fs);
@@ -346,57 +270,12 @@ int sufs_sync(struct sufs_fs *fs)
 
 	if (!(fs->flags & SUFS_OPEN_RDWR))
 		return 0;
-	err = write_all(fs);
+	err = fs_write_all(fs);
 	if (!err)
 		err = sufs_dev_barrier(fs->dev);
 	if (!err && !fs->mkfs)
 		err = fs_write_super(fs, 0);
-	return err ? err : fs->deps.failed ? -ENOMEM : 0;
-}
-
-/*
- * Close: write back everything, then the superblock marked clean.  A file
- * system fresh from sufs_mkfs() gets its superblocks (primary and backups)
- * only now, after a barrier, so that an interrupted mkfs leaves nothing
- * that claims to be valid.
- */
-int sufs_close(struct sufs_fs *fs)
-{
-	int err = 0;
-
-	if (fs->flags & SUFS_OPEN_RDWR) {
-		/* clean only if it was (or a background check left no leak): the
-		 * leaks a crash left stay until a check, however much is written
-		 * meanwhile (the checker, opening with NOFLAGS, decides itself) */
-		if ((!(fs->flags & SUFS_OPEN_NOFLAGS) && fs->was_clean) || fs->mkfs)
-			fs->sb.state |= SUFS_STATE_CLEAN;
-		/* a new file system went out whole before its superblock: it is
-		 * ready for the default mode */
-		fs->sb.write_mode = fs->mkfs ? SUFS_MODE_SOFTDEP : fs->mode;
-		if (fs->deps.failed)
-			fs->sb.flags |= SUFS_FLAG_NEEDS_FSCK;
-		err = ops_release_all(fs);
-		if (!err)
-			err = write_all(fs);
-		if (!err)
-			err = sufs_dev_barrier(fs->dev);
-		if (!err)
-			err = fs_write_super(fs, fs->mkfs);
-		if (!err)
-			err = sufs_dev_barrier(fs->dev);
-		if (!err && fs->deps.failed)
-			err = -ENOMEM; /* all written, but not always in order */
-	}
-	sufs_dev_close(fs->dev);
-	fs_free_struct(fs);
-	return err;
-}
-
-/* A crash: whatever is only in memory is lost. */
-void sufs_abandon(struct sufs_fs *fs)
-{
-	sufs_dev_close(fs->dev);
-	fs_free_struct(fs);
+	return err ? err : deps_order_was_lost(fs) ? -ENOMEM : 0;
 }
 
 const struct sufs_super *sufs_get_super(struct sufs_fs *fs)
@@ -424,25 +303,12 @@ int sufs_group_csum_bad(struct sufs_fs *fs, uint32_t group)
 
 void sufs_get_stats(struct sufs_fs *fs, struct sufs_stats *st)
 {
-	const struct deps *d = &fs->deps;
-
 	*st = fs->stats;
 	st->cache_blocks = fs->cache.count;
 	st->cache_bytes = (uint64_t)fs->cache.count * fs->bsize;
 	st->dirty_blocks = fs->cache.dirty;
 	st->barriers = fs->dev->barriers;
-	st->epochs = d->epochs;
-	st->updates = d->created;
-	st->merged = d->merged;
-	st->undone = d->undone;
-	st->pending = d->pending;
-	st->peak_pending = d->peak_pending;
-	st->dep_bytes = d->mem;
-	st->peak_dep_bytes = d->peak_mem;
-	st->undo_bytes = d->undo_bytes;
-	st->peak_undo_bytes = d->peak_undo;
-	st->deferred = d->ndeferred;
-	st->forgotten = d->forgotten;
+	deps_get_stats(fs, st);
 }
 
 int sufs_set_mode(struct sufs_fs *fs, unsigned mode)
@@ -469,18 +335,6 @@ int sufs_set_mode(struct sufs_fs *fs, unsigned mode)
 	return err;
 }
 
-void sufs_set_writeback(struct sufs_fs *fs, unsigned dirty_percent, unsigned max_age_ms)
-{
-	fs->dirty_percent = dirty_percent > 100 ? 100 : dirty_percent;
-	fs->max_age_ms = max_age_ms;
-	fs->cache.dirty_limit = fs->cache.limit * fs->dirty_percent / 100;
-}
-
-int sufs_writeback_due(struct sufs_fs *fs)
-{
-	return fs_op_end(fs, 0);
-}
-
 int sufs_test_break_rule(struct sufs_fs *fs, unsigned rule)
 {
 	if (rule > 4)
@@ -489,81 +343,42 @@ int sufs_test_break_rule(struct sufs_fs *fs, unsigned rule)
 	return 0;
 }
 
-/* Budget of pending updates before write-back is forced. */
-#define PENDING_BUDGET 200000
-
-static int want_ordered(struct sufs_fs *fs, upd_id **ids, size_t *n)
-{
-	size_t i, cap = 0;
-	struct upd *u;
-
-	*ids = NULL;
-	*n = 0;
-	for (i = 0; i < fs->deps.nhash; i++) {
-		for (u = fs->deps.hash[i]; u; u = u->hnext) {
-			if (u->kind == UPD_DATA)
-				continue;
-			if (*n == cap) {
-				upd_id *p = realloc(*ids, (cap = cap * 2 + 64) * sizeof(**ids));
-				if (!p) {
-					free(*ids);
-					*ids = NULL;
-					return -ENOMEM;
-				}
-				*ids = p;
-			}
-			(*ids)[(*n)++] = u->id;
-		}
-	}
-	return 0;
-}
+/* ---- the snapshot slots -------------------------------------------------------- */
 
 /*
- * The end of every operation that changes something: the write-back
- * policy of the mode.  sync: every ordered update now, with what it waits
- * for.  softdep: an epoch when too much is dirty, too much is pending or
- * the last epoch is too old.  async: blocks out when too much is dirty.
+ * The superblock's slots name the snapshot files (snap/ keeps the
+ * snapshots themselves): what the operations below snapshots need to know
+ * of them, to refuse changing a snapshot's file or renaming /.snap.
  */
-int fs_op_end(struct sufs_fs *fs, int err)
-{
-	struct cache *c = &fs->cache;
-	upd_id *ids;
-	size_t n;
-	int rc = 0;
+const char snapdir_name[] = ".snap";
 
-	if (!(fs->flags & SUFS_OPEN_RDWR))
-		return err;
-#ifdef SUFS_DEBUG
-	/* debug builds check the engine's invariants after every operation */
-	assert(deps_check(fs) == 0);
-#endif
-	switch (fs->mode) {
-	case SUFS_MODE_SYNC:
-		/* deferred frees make bitmap updates of their own: until none */
-		do {
-			rc = want_ordered(fs, &ids, &n);
-			if (!rc && n)
-				rc = deps_flush_set(fs, ids, n);
-			else
-				free(ids);
-			if (!rc && !n && fs->deps.ndeferred) {
-				int e = deps_epoch(fs, NULL, NULL, 1);
-				rc = e < 0 ? e : 0;
-			}
-		} while (!rc && (n || fs->deps.ndeferred));
-		break;
-	case SUFS_MODE_SOFTDEP:
-		if (c->dirty > c->dirty_limit || fs->deps.pending > PENDING_BUDGET ||
-		    (fs->max_age_ms && c->dirty &&
-		     now_seconds_mono() - fs->last_epoch > fs->max_age_ms / 1000.0))
-			rc = cache_writeback(fs);
-		break;
-	default:
-		if (c->dirty > c->dirty_limit)
-			rc = cache_writeback(fs);
-		break;
-	}
-	return err ? err : rc;
+/* The slot naming inode ino, or -1. */
+int sb_snap_slot(const struct sufs_fs *fs, uint32_t ino)
+{
+	unsigned i;
+
+	for (i = 0; i < SUFS_SNAP_SLOTS; i++)
+		if (ino && fs->sb.snap[i].ino == ino)
+			return (int)i;
+	return -1;
+}
+
+int snap_is_file(const struct sufs_fs *fs, uint32_t ino)
+{
+	return sb_snap_slot(fs, ino) >= 0;
+}
+
+int snap_dir_pinned(const struct sufs_fs *fs, uint32_t dir, const char *name, size_t len)
+{
+	unsigned i;
+
+	if (dir != SUFS_ROOT_INO || len != sizeof(snapdir_name) - 1 ||
+	    memcmp(name, snapdir_name, len) != 0)
+		return 0;
+	for (i = 0; i < SUFS_SNAP_SLOTS; i++)
+		if (fs->sb.snap[i].ino)
+			return 1;
+	return 0;
 }
 
 int sufs_bitmap_test(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n, int *set)

@@ -146,8 +146,8 @@ static int grab(struct sufs_fs *fs, enum sufs_bitmap which, uint32_t g, uint32_t
 	bit = find_zero(b->data, nbits, start);
 	/* a block a snapshot needs is never free (it claims what is freed):
 	 * on a damaged image it may look free; leave it alone */
-	while (bit >= 0 && which == SUFS_BITMAP_BLOCK && fs->nsnaps &&
-	       snap_needs(fs, l.start + (uint64_t)bit))
+	while (bit >= 0 && which == SUFS_BITMAP_BLOCK && fs->block_held &&
+	       fs->block_held(fs, l.start + (uint64_t)bit))
 		bit = find_zero(b->data, nbits, (uint32_t)bit + 1);
 	buf_put(fs, b);
 	if (bit < 0)
@@ -160,7 +160,7 @@ static int grab(struct sufs_fs *fs, enum sufs_bitmap which, uint32_t g, uint32_t
 	return err < 0 ? err : 0;
 }
 
-int alloc_block(struct sufs_fs *fs, uint64_t goal, uint64_t *blk, upd_id *id)
+static int find_block(struct sufs_fs *fs, uint64_t goal, uint64_t *blk, upd_id *id)
 {
 	uint32_t ngroups = fs->sb.groups_count, g0, g, i, start;
 	int err;
@@ -212,7 +212,8 @@ static uint32_t pick_group(struct sufs_fs *fs, uint32_t parent, int is_dir)
 	return best;
 }
 
-int alloc_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino, upd_id *id)
+static int find_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino,
+		      upd_id *id)
 {
 	uint32_t ngroups = fs->sb.groups_count, g0, g, i;
 	uint64_t n;
@@ -239,12 +240,50 @@ int alloc_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino, 
 }
 
 /*
+ * Space freed is space usable.  A block or an inode freed under soft
+ * updates goes back to its bitmap only once every old pointer to it is
+ * cleared on disk (rule 2): until then it is deferred work.  An allocation
+ * that finds no room while such frees wait writes back what they wait for,
+ * lets them run, and looks again (as FreeBSD's softdep_request_cleanup()):
+ * ENOSPC only when the space is really in use.
+ */
+int alloc_block(struct sufs_fs *fs, uint64_t goal, uint64_t *blk, upd_id *id)
+{
+	int err = find_block(fs, goal, blk, id), rc;
+
+	while (err == -ENOSPC && (rc = deps_flush_deferred(fs)) != 0)
+		err = rc < 0 ? rc : find_block(fs, goal, blk, id);
+	return err;
+}
+
+/* Are there need free blocks, once the frees that wait have run if need
+ * be?  0 or -ENOSPC (an operation that cannot finish allocates nothing). */
+int alloc_room(struct sufs_fs *fs, uint64_t need)
+{
+	int rc;
+
+	while (fs->sb.free_blocks < need)
+		if ((rc = deps_flush_deferred(fs)) <= 0)
+			return rc < 0 ? rc : -ENOSPC;
+	return 0;
+}
+
+int alloc_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino, upd_id *id)
+{
+	int err = find_inode(fs, parent, is_dir, ino, id), rc;
+
+	while (err == -ENOSPC && (rc = deps_flush_deferred(fs)) != 0)
+		err = rc < 0 ? rc : find_inode(fs, parent, is_dir, ino, id);
+	return err;
+}
+
+/*
  * Return a block to the free pool, once every pointer to the block is
  * cleared on disk (rule 2): from deferred work (deps_defer() runs it at
  * once when nothing is pending), or for a file whose pointers never
  * reached the disk (deps_forget_new(), through freeing_run()).  The cached
  * buffer, if any, need not be written any more.  A snapshot that still
- * needs the block claims it instead (snap.c).
+ * needs the block claims it instead (the claim_freed hook, snap.c).
  */
 static int free_later(struct sufs_fs *fs, void *arg)
 {
@@ -264,7 +303,7 @@ int free_block(struct sufs_fs *fs, uint64_t blk)
 
 	if (!block_in_range(fs, blk))
 		return -SUFS_ECORRUPT;
-	if (b && (hold = snap_hold(b)) != 0) {
+	if (b && (hold = deps_pending_kind(b, UPD_COPYONWRITE)) != 0) {
 		/* its old contents are on their way to a snapshot: reused before
 		 * that copy is on disk, the snapshot would read the new ones */
 		if (!(arg = malloc(sizeof(*arg))))
@@ -272,14 +311,12 @@ int free_block(struct sufs_fs *fs, uint64_t blk)
 		*arg = blk;
 		return deps_defer(fs, &hold, 1, free_later, arg);
 	}
-	if (fs->nsnaps && snap_claim(fs, blk))
+	if (fs->claim_freed && fs->claim_freed(fs, blk))
 		return 0; /* a snapshot took it: unchanged since, it stays allocated */
-	if (b) {
+	if (b)
 		deps_cancel(fs, b);
-		buf_clean(fs, b);
-	}
 	err = bitmap_set(fs, SUFS_BITMAP_BLOCK, blk, 0, NULL);
-	buf_forget(fs, blk);
+	cache_drop(fs, blk);
 	return err < 0 ? err : 0;
 }
 

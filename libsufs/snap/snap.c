@@ -47,7 +47,7 @@
  * leaves no snapshot.
  */
 #include "config.h"
-#include "sufs_int.h"
+#include "snap_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -55,16 +55,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-struct snap {
-	unsigned slot;
-	uint32_t ino;
-	uint8_t *need;          /* per block: needs a copy before it changes */
-	int broken;             /* broken inside a copy: removed when it ends */
-};
 
-static const char snapdir_name[] = ".snap";
-
-static int need_test(const struct snap *s, uint64_t blk)
+int need_test(const struct snap *s, uint64_t blk)
 {
 	return (s->need[blk >> 3] >> (blk & 7)) & 1;
 }
@@ -74,17 +66,6 @@ static void need_clear(struct snap *s, uint64_t blk)
 	s->need[blk >> 3] &= (uint8_t)~(1u << (blk & 7));
 }
 
-/* The slot naming inode ino, or -1. */
-static int slot_of(const struct sufs_fs *fs, uint32_t ino)
-{
-	unsigned i;
-
-	for (i = 0; i < SUFS_SNAP_SLOTS; i++)
-		if (ino && fs->sb.snap[i].ino == ino)
-			return (int)i;
-	return -1;
-}
-
 /* Does a later slot name the same file as slot i? */
 static int slot_dup(const struct sufs_fs *fs, unsigned i)
 {
@@ -92,24 +73,6 @@ static int slot_dup(const struct sufs_fs *fs, unsigned i)
 
 	for (j = i + 1; j < SUFS_SNAP_SLOTS; j++)
 		if (fs->sb.snap[j].ino == fs->sb.snap[i].ino)
-			return 1;
-	return 0;
-}
-
-int snap_is_file(const struct sufs_fs *fs, uint32_t ino)
-{
-	return slot_of(fs, ino) >= 0;
-}
-
-int snap_dir_pinned(const struct sufs_fs *fs, uint32_t dir, const char *name, size_t len)
-{
-	unsigned i;
-
-	if (dir != SUFS_ROOT_INO || len != sizeof(snapdir_name) - 1 ||
-	    memcmp(name, snapdir_name, len) != 0)
-		return 0;
-	for (i = 0; i < SUFS_SNAP_SLOTS; i++)
-		if (fs->sb.snap[i].ino)
 			return 1;
 	return 0;
 }
@@ -124,12 +87,29 @@ int snap_needs(const struct sufs_fs *fs, uint64_t blk)
 	return 0;
 }
 
-static void snap_free(struct snap *s)
+void snap_free(struct snap *s)
 {
 	if (s) {
 		free(s->need);
 		free(s);
 	}
+}
+
+/*
+ * The hooks that keep the views frozen are set while a snapshot is kept,
+ * and only then: the cache's, before the first change of a block (copy on
+ * write) and for a block about to be filled from scratch (its old
+ * contents are read first), and the allocator's, for a freed block (a
+ * snapshot that needs it claims it).
+ */
+static void set_hooks(struct sufs_fs *fs)
+{
+	int on = fs->nsnaps > 0;
+
+	fs->cache.before_change = on ? snap_cow : NULL;
+	fs->cache.wants_old = on ? snap_needs : NULL;
+	fs->claim_freed = on ? snap_claim : NULL;
+	fs->block_held = on ? snap_needs : NULL;
 }
 
 void snap_unload(struct sufs_fs *fs)
@@ -139,6 +119,7 @@ void snap_unload(struct sufs_fs *fs)
 	for (i = 0; i < fs->nsnaps; i++)
 		snap_free(fs->snaps[i]);
 	fs->nsnaps = 0;
+	set_hooks(fs);
 }
 
 int snap_remove_active(struct sufs_fs *fs, unsigned slot)
@@ -151,6 +132,7 @@ int snap_remove_active(struct sufs_fs *fs, unsigned slot)
 			snap_free(fs->snaps[i]);
 			memmove(&fs->snaps[i], &fs->snaps[i + 1],
 				(--fs->nsnaps - i) * sizeof(fs->snaps[0]));
+			set_hooks(fs);
 			return 0;
 		}
 	}
@@ -175,13 +157,13 @@ static int snap_point(struct sufs_fs *fs, struct snap *s, uint64_t lblk, uint64_
 	if (!err)
 		err = inode_store(fs, s->ino, &in, UPD_ALLOCDIRECT, &iw, &store);
 	if (!err)
-		err = waits_add(&path, store);
+		waits_add(&path, store);
 	/* and what is still pending on the path made before (an indirect
 	 * block another copy made, its pointer not yet on disk) */
 	if (!err && ptr)
 		err = bmap_path_waits(fs, s->ino, &in, lblk, &path);
 	for (i = 0; ptr && !err && i < path.n; i++)
-		err = waits_add(ptr, path.id[i]);
+		waits_add(ptr, path.id[i]);
 	return err;
 }
 
@@ -240,21 +222,15 @@ static void snap_end(struct sufs_fs *fs)
 /*
  * Before the first change of b since some snapshot was taken: copy its old
  * contents into each snapshot that needs them, and make b's changes wait
- * for those copies (module comment).
+ * for those copies (module comment): a hold for each snapshot's copy, all
+ * of b, its old bytes kept, waiting for the copy's pointer and the path
+ * to it.  Each hold overlaps, so waits for, the one before.
  */
-/* The hold itself: all of b, its old bytes kept, waiting for ptr. */
-static void hold(struct sufs_fs *fs, struct buf *b, struct waits *ptr)
-{
-	if (ptr->n && fs->broken_rule != 4)
-		buf_update(fs, b, 0, fs->bsize, UPD_COPYONWRITE, ptr);
-	ptr->n = 0;
-}
-
 void snap_cow(struct sufs_fs *fs, struct buf *b)
 {
-	struct waits ptr = { 0 };
+	struct waits ptr[SUFS_SNAP_SLOTS];
 	uint8_t *old = NULL;
-	unsigned i;
+	unsigned i, n = 0;
 
 	snap_begin(fs);
 	for (i = 0; i < fs->nsnaps; i++) {
@@ -263,32 +239,24 @@ void snap_cow(struct sufs_fs *fs, struct buf *b)
 		if (b->blk >= fs->sb.blocks_count || !need_test(s, b->blk))
 			continue;
 		need_clear(s, b->blk); /* first: the copy changes other blocks */
-		/* a copy's path is a few updates: with many snapshots, holds
-		 * in a row (each overlaps, so waits for, the one before) */
-		if (ptr.n > DEPS_MAX_WAITS - 12)
-			hold(fs, b, &ptr);
 		if (!old && (old = malloc(fs->bsize)) != NULL) {
 			/* unchanged since the snapshot: as on disk */
 			memcpy(old, b->data, fs->bsize);
 			cache_seal(fs, b, old);
 		}
-		if (!old || snap_copy(fs, s, b->blk, old, &ptr))
+		ptr[n].n = 0;
+		if (!old || snap_copy(fs, s, b->blk, old, &ptr[n]))
 			snap_break(fs, s);
+		else
+			n++;
 	}
 	free(old);
-	hold(fs, b, &ptr);
+	/* the holds once every copy is made: a hold's own change of b finds
+	 * no snapshot that still needs b */
+	for (i = 0; i < n; i++)
+		if (ptr[i].n && fs->broken_rule != 4)
+			buf_update(fs, b, 0, fs->bsize, UPD_COPYONWRITE, &ptr[i]);
 	snap_end(fs);
-}
-
-/* The pending copy-on-write update of b, or 0. */
-upd_id snap_hold(const struct buf *b)
-{
-	const struct upd *u;
-
-	for (u = b->upds; u; u = u->bnext)
-		if (u->kind == UPD_COPYONWRITE)
-			return u->id;
-	return 0;
 }
 
 /* Has a snapshot claimed blk (a pointer to blk itself)? */
@@ -396,7 +364,7 @@ static int slot_inode(struct sufs_fs *fs, unsigned i, struct sufs_inode *in)
 
 /* Build snapshot slot i's NEED bits: its copy of each block bitmap, less
  * what it has already copied or claimed. */
-static int snap_build(struct sufs_fs *fs, unsigned i, struct snap **out)
+int snap_build(struct sufs_fs *fs, unsigned i, struct snap **out)
 {
 	struct sufs_group_layout l;
 	struct sufs_inode in;
@@ -453,7 +421,7 @@ int snap_load(struct sufs_fs *fs)
 
 		/* a second slot naming the same file (fsck.sufs: snap_slot_dup)
 		 * is not a second snapshot: its blocks would be copied twice */
-		if (slot_of(fs, fs->sb.snap[i].ino) != (int)i)
+		if (sb_snap_slot(fs, fs->sb.snap[i].ino) != (int)i)
 			continue;
 		err = snap_build(fs, i, &s);
 		if (err == -ENOMEM)
@@ -467,10 +435,11 @@ int snap_load(struct sufs_fs *fs)
 		fs->snaps[j] = s;
 		fs->nsnaps++;
 	}
+	set_hooks(fs);
 	return 0;
 }
 
-static struct snap *active(struct sufs_fs *fs, unsigned slot)
+struct snap *snap_active(struct sufs_fs *fs, unsigned slot)
 {
 	unsigned i;
 
@@ -526,7 +495,7 @@ static int list_fn(void *arg, const char *name, size_t len, uint32_t ino, unsign
 {
 	struct list_ctx *l = arg;
 	char buf[SUFS_NAME_MAX + 1];
-	int slot = slot_of(l->fs, ino);
+	int slot = sb_snap_slot(l->fs, ino);
 
 	(void)ftype;
 	if (slot < 0 || l->n == SUFS_SNAP_SLOTS)
@@ -585,7 +554,7 @@ int sufs_snap_find(struct sufs_fs *fs, const char *name, struct sufs_snap_info *
 	err = snapdir(fs, &dir);
 	if (!err)
 		err = sufs_lookup(fs, dir, name, strlen(name), &ino);
-	if (err == -ENOENT || (!err && (slot = slot_of(fs, ino)) < 0))
+	if (err == -ENOENT || (!err && (slot = sb_snap_slot(fs, ino)) < 0))
 		return -SUFS_ENOTSNAP;
 	if (err)
 		return err;
@@ -638,7 +607,7 @@ static int frozen_add(struct freeze *z, uint64_t blk, uint8_t **data)
  * buffer's bytes with their checksums sealed (the cache seals only write
  * images, so a buffer's own checksums may be stale).
  */
-static int read_live(struct sufs_fs *fs, uint64_t blk, uint8_t *out)
+int snap_read_live(struct sufs_fs *fs, uint64_t blk, uint8_t *out)
 {
 	struct buf *b = cache_lookup(fs, blk);
 
@@ -697,7 +666,6 @@ static int expunge_inode(struct freeze *z, uint32_t ino)
 	in.flags &= (uint16_t)~SUFS_IFLAG_SNAPSHOT;
 	memset(in.block, 0, sizeof(in.block));
 	sufs_inode_encode(&in, ino, raw);
-	put32(raw + 252, sufs_inode_csum(raw, ino));
 	return 0;
 }
 
@@ -738,7 +706,7 @@ static int freeze(struct freeze *z, uint32_t new_ino)
 		sufs_group_layout(&fs->sb, g, &l);
 		err = frozen_add(z, l.block_bitmap, &z->bitmaps[g]);
 		if (!err)
-			err = read_live(fs, l.block_bitmap, z->bitmaps[g]);
+			err = snap_read_live(fs, l.block_bitmap, z->bitmaps[g]);
 	}
 	/* the inode table blocks: read first, then expunged */
 	for (i = 0; i < SUFS_SNAP_SLOTS + 1 && !err; i++) {
@@ -751,7 +719,7 @@ static int freeze(struct freeze *z, uint32_t new_ino)
 		err = frozen_add(z, l.inode_table + ((ino - 1) % fs->sb.inodes_per_group) /
 						    fs->inodes_per_block, &data);
 		if (!err && z->n > before)
-			err = read_live(fs, z->f[z->n - 1].blk, data);
+			err = snap_read_live(fs, z->f[z->n - 1].blk, data);
 		if (!err)
 			err = expunge_inode(z, ino);
 	}
@@ -791,7 +759,7 @@ static int freeze(struct freeze *z, uint32_t new_ino)
 		}
 		err = frozen_add(z, blk, &data);
 		if (!err)
-			err = read_live(fs, blk, data);
+			err = snap_read_live(fs, blk, data);
 		if (err)
 			break;
 		sb.sb_group = g;
@@ -888,6 +856,7 @@ int sufs_snap_create(struct sufs_fs *fs, const char *name, struct sufs_snap_info
 			need_clear(s, z.f[i].blk);
 		/* from here on every change is copied first */
 		fs->snaps[fs->nsnaps++] = s;
+		set_hooks(fs);
 		activated = 1;
 		for (i = 0; i < z.n && !err; i++)
 			err = snap_copy(fs, s, z.f[i].blk, z.f[i].data, NULL);
@@ -939,7 +908,7 @@ int sufs_snap_delete(struct sufs_fs *fs, const char *name)
 		return -SUFS_ENOTSNAP;
 	if (err)
 		return err;
-	slot = slot_of(fs, ino);
+	slot = sb_snap_slot(fs, ino);
 	/* two slots name it (damage): clearing one would leave the other
 	 * naming a file removed */
 	if (slot >= 0 && slot_dup(fs, (unsigned)slot))
@@ -984,7 +953,7 @@ int snap_remove_orphan(struct sufs_fs *fs, uint32_t ino, uint32_t dir, const cha
 	struct sufs_inode in;
 	uint32_t named;
 
-	if (slot_of(fs, ino) >= 0 || inode_load(fs, ino, &in) || !(in.flags & SUFS_IFLAG_SNAPSHOT) ||
+	if (sb_snap_slot(fs, ino) >= 0 || inode_load(fs, ino, &in) || !(in.flags & SUFS_IFLAG_SNAPSHOT) ||
 	    !S_ISREG(in.mode))
 		return 0;
 	if (!dir)
@@ -994,246 +963,3 @@ int snap_remove_orphan(struct sufs_fs *fs, uint32_t ino, uint32_t dir, const cha
 	return sufs_unlink(fs, dir, name, strlen(name));
 }
 
-/* ---- the view ----------------------------------------------------------------- */
-
-struct view {
-	struct sufs_fs *fs;
-	unsigned slot;
-	uint32_t ino;
-	struct snap *own;       /* NEED bits when the fs does not keep them */
-	uint8_t *scratch;
-	uint32_t kib;           /* throttle: KiB per second, 0 for none */
-	double t0;
-	uint64_t bytes;
-	int (*cancelled)(void *arg); /* polled while throttled: no sleep once true */
-	void *arg;
-};
-
-void snap_view_throttle(struct sufs_dev *view, uint32_t kib, int (*cancelled)(void *arg),
-			void *arg)
-{
-	struct view *v = view->priv;
-
-	v->kib = kib;
-	v->t0 = now_seconds_mono();
-	v->bytes = 0;
-	v->cancelled = cancelled;
-	v->arg = arg;
-}
-
-/* Sleep until the bytes read so far fit the rate: in slices of at most a
- * tenth of a second, and no more once the check is cancelled, so that an
- * interrupted check runs at full speed to its next poll (the checker polls
- * every 64th step: minutes at a low rate). */
-static void throttle(struct view *v, uint64_t n)
-{
-	double ahead;
-
-	v->bytes += n;
-	while ((ahead = (double)v->bytes / (v->kib * 1024.0) - (now_seconds_mono() - v->t0)) > 0) {
-		struct timespec ts = { 0, 100000000 };
-
-		if (v->cancelled && v->cancelled(v->arg))
-			return;
-		if (ahead < 0.1)
-			ts.tv_nsec = (long)(ahead * 1e9);
-		nanosleep(&ts, NULL);
-	}
-}
-
-static struct snap *view_snap(struct view *v)
-{
-	struct snap *s;
-
-	if (v->fs->sb.snap[v->slot].ino != v->ino)
-		return NULL; /* deleted since */
-	s = active(v->fs, v->slot);
-	return s ? s : v->own;
-}
-
-/* Block blk of the view into out; *used says whether it was in use then. */
-static int view_block(struct view *v, uint64_t blk, uint8_t *out, int *used)
-{
-	struct sufs_fs *fs = v->fs;
-	struct sufs_inode in;
-	struct snap *s = view_snap(v);
-	uint64_t p;
-	int err;
-
-	if (!s)
-		return -SUFS_ENOTSNAP;
-	err = inode_load(fs, v->ino, &in);
-	if (!err)
-		err = bmap_get(fs, &in, blk, &p);
-	if (err)
-		return err;
-	if (p && !block_in_range(fs, p))
-		return -SUFS_ECORRUPT;
-	*used = p || need_test(s, blk);
-	if (!out)
-		return 0;
-	if (!*used) {
-		memset(out, 0, fs->bsize);
-		return 0;
-	}
-	/* a block not copied is unchanged since: the cache's bytes are the disk's */
-	return read_live(fs, p ? p : blk, out);
-}
-
-static int view_read(struct sufs_dev *d, uint64_t off, void *buf, size_t len)
-{
-	struct view *v = d->priv;
-	struct sufs_fs *fs = v->fs;
-	uint8_t *dst = buf;
-	int err = 0, used;
-
-	while (len && !err) {
-		uint64_t blk = off >> fs->bshift;
-		uint32_t boff = (uint32_t)(off & (fs->bsize - 1));
-		size_t n = fs->bsize - boff < len ? fs->bsize - boff : len;
-
-		if (blk >= fs->sb.blocks_count) {
-			memset(dst, 0, n);
-		} else {
-			sufs_lock(fs);
-			err = view_block(v, blk, v->scratch, &used);
-			sufs_unlock(fs);
-			if (!err)
-				memcpy(dst, v->scratch + boff, n);
-		}
-		dst += n;
-		off += n;
-		len -= n;
-	}
-	if (!err && v->kib)
-		throttle(v, (uint64_t)(dst - (uint8_t *)buf));
-	return err;
-}
-
-static int view_write(struct sufs_dev *d, uint64_t off, const void *buf, size_t len)
-{
-	(void)d; (void)off; (void)buf; (void)len;
-	return -EROFS;
-}
-
-static int view_barrier(struct sufs_dev *d)
-{
-	(void)d;
-	return 0;
-}
-
-static void view_close(struct sufs_dev *d)
-{
-	struct view *v = d->priv;
-
-	snap_free(v->own);
-	free(v->scratch);
-	free(v);
-}
-
-static const struct sufs_dev_ops view_ops = {
-	view_read, view_write, view_barrier, NULL, view_close,
-};
-
-/* The view of the snapshot in slot, as a device called "snapshot NAME". */
-static int view_open(struct sufs_fs *fs, unsigned slot, const char *name,
-		     struct sufs_dev **out)
-{
-	struct sufs_dev *d;
-	struct view *v;
-	int err;
-
-	if (fs->sb.snap[slot].flags & SUFS_SNAP_BROKEN)
-		return -SUFS_ECORRUPT;
-	d = calloc(1, sizeof(*d));
-	v = calloc(1, sizeof(*v));
-	if (!d || !v || !(v->scratch = malloc(fs->bsize)) ||
-	    (d->name = malloc(strlen(name) + 16)) == NULL) {
-		free(v ? v->scratch : NULL);
-		free(v);
-		free(d);
-		return -ENOMEM;
-	}
-	sprintf(d->name, "snapshot %s", name);
-	v->fs = fs;
-	v->slot = slot;
-	v->ino = fs->sb.snap[slot].ino;
-	if (!active(fs, slot)) {
-		err = snap_build(fs, slot, &v->own);
-		if (err) {
-			free(v->scratch);
-			free(v);
-			free(d->name);
-			free(d);
-			return err;
-		}
-	}
-	d->ops = &view_ops;
-	d->size = fs->sb.blocks_count << fs->bshift;
-	d->priv = v;
-	*out = d;
-	return 0;
-}
-
-int sufs_snap_open_dev(struct sufs_fs *fs, const char *name, struct sufs_dev **out)
-{
-	struct sufs_snap_info info;
-	int err = sufs_snap_find(fs, name, &info);
-
-	return err ? err : view_open(fs, info.slot, name, out);
-}
-
-int snap_slot_readable(struct sufs_fs *fs, unsigned slot, const char **why)
-{
-	struct sufs_dev *view;
-	struct sufs_fs *sfs;
-	uint32_t g;
-	int err;
-
-	*why = "the copies of its bitmaps";
-	err = view_open(fs, slot, "in a slot", &view);
-	if (err)
-		return err;
-	*why = "its copy of the superblock";
-	err = sufs_open_dev(view, 0, 0, &sfs);
-	if (err == -SUFS_ECHECKSUM || err == -SUFS_ECORRUPT) {
-		/* the open checks the descriptors too: when the superblock
-		 * opens with checksums aside, a bad descriptor is to blame */
-		if (sufs_open_dev(view, SUFS_OPEN_IGNORE_CSUM, 0, &sfs) == 0) {
-			for (g = 0; g < sfs->sb.groups_count; g++)
-				if (sfs->group_bad[g])
-					*why = "its copy of the group descriptors";
-			sufs_close(sfs); /* and the view */
-			return err;
-		}
-	}
-	if (err) {
-		sufs_dev_close(view);
-		return err;
-	}
-	if (sfs->sb.block_size != fs->sb.block_size ||
-	    sfs->sb.blocks_count != fs->sb.blocks_count ||
-	    sfs->sb.blocks_per_group != fs->sb.blocks_per_group ||
-	    sfs->sb.inodes_per_group != fs->sb.inodes_per_group)
-		err = -SUFS_ECORRUPT; /* a snapshot is of this file system */
-	else
-		err = sufs_super_check_counts(&sfs->sb, NULL);
-	sufs_close(sfs);
-	return err;
-}
-
-int sufs_snap_block_used(struct sufs_dev *view, uint64_t blk, int *used)
-{
-	struct view *v;
-	int err;
-
-	if (view->ops != &view_ops)
-		return -EINVAL;
-	v = view->priv;
-	if (blk >= v->fs->sb.blocks_count)
-		return -EINVAL;
-	sufs_lock(v->fs);
-	err = view_block(v, blk, NULL, used);
-	sufs_unlock(v->fs);
-	return err;
-}

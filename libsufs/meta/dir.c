@@ -21,40 +21,6 @@ static uint32_t dir_data_end(uint32_t bsize)
 	return bsize - SUFS_DIR_TAIL_SIZE;
 }
 
-int dir_block_check(const uint8_t *blk, uint32_t bsize, const char **why)
-{
-	uint32_t off = 0, end = dir_data_end(bsize), reclen, namelen, i;
-	const uint8_t *de;
-
-	while (off < end) {
-		de = blk + off;
-		if (end - off < SUFS_DIRENT_HDR) {
-			*why = "entry header crosses the end of the block";
-			return -SUFS_ECORRUPT;
-		}
-		reclen = get16(de + DE_RECLEN);
-		namelen = de[DE_NAMELEN];
-		if (reclen < SUFS_DIRENT_HDR || reclen % 8 || reclen > end - off) {
-			*why = "bad entry length";
-			return -SUFS_ECORRUPT;
-		}
-		if (get32(de + DE_INO)) {
-			if (namelen == 0 || dirent_size(namelen) > reclen) {
-				*why = "bad name length";
-				return -SUFS_ECORRUPT;
-			}
-			for (i = 0; i < namelen; i++) {
-				if (de[DE_NAME + i] == '/' || de[DE_NAME + i] == 0) {
-					*why = "name holds '/' or NUL";
-					return -SUFS_ECORRUPT;
-				}
-			}
-		}
-		off += reclen;
-	}
-	return 0;
-}
-
 /* Get directory block lblk, checked.  A hole in a directory is corruption. */
 static int dir_block(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
 		     uint64_t lblk, struct buf **out)
@@ -486,7 +452,7 @@ int dir_entry_pending(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode 
 
 	if (rc)
 		return rc;
-	*id = buf_last_update(b, off + DE_INO, 4);
+	*id = deps_last_over(b, off + DE_INO, 4);
 	buf_put(fs, b);
 	return 0;
 }

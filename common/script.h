@@ -1,6 +1,6 @@
 /*
- * script.h - the operation script language of sufs-replay (man/sufs-replay.8),
- * its executor, and the random workload that writes it.
+ * script.h - the operation script language (man/sufs-replay.8) and its
+ * executor: sufs-replay runs it from files, sufs-debug -w from its prompt.
  *
  * A script is one operation a line: `mkdir /a 0755`, `write /a/f 0 64K 7`,
  * `!ENOENT unlink /nope`.  script_exec_line() parses one line and makes the
@@ -13,8 +13,8 @@
  * outside single quotes.  A '#' that starts a word outside quotes starts a
  * comment.  script_quote() writes a word back in this syntax.
  */
-#ifndef SUFS_REPLAY_SCRIPT_H
-#define SUFS_REPLAY_SCRIPT_H
+#ifndef SUFS_COMMON_SCRIPT_H
+#define SUFS_COMMON_SCRIPT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -109,22 +109,5 @@ void script_quote(FILE *f, const char *word, size_t len);
  */
 int script_split(const char *line, size_t len, char *out, char **argv, int max,
 		 const char **why);
-
-/* ------------------------------------------------------------------------ */
-/* The random workload (random.c)                                            */
-/* ------------------------------------------------------------------------ */
-
-struct random_gen;
-
-/*
- * Start a workload for the file system fs, from the tree it holds now (the
- * generator reads it: names, types, sizes, link counts) and the space left
- * in it.  The same seed on the same tree gives the same lines.
- */
-int random_open(struct sufs_fs *fs, uint64_t seed, struct random_gen **out);
-/* The next line of the workload (without a newline), valid until the next
- * call; NULL when out of memory. */
-const char *random_next(struct random_gen *g);
-void random_close(struct random_gen *g);
 
 #endif

@@ -2,8 +2,8 @@
  * format.c - the on-disk format: byte order, checksums and geometry.
  *
  * Every record is little-endian on disk and decoded into a host-order
- * struct (sufs.h) before anything else looks at it.  The field offsets
- * below are the format; man/sufs.5 documents the same table.
+ * struct (sufs.h) before anything else looks at it.  The field offsets are
+ * the format: format.h holds them, man/sufs.5 documents the same table.
  */
 #include "config.h"
 #include "sufs_int.h"
@@ -13,39 +13,6 @@
 #include <zlib.h>
 
 /* ---- superblock ---------------------------------------------------------- */
-
-#define SB_MAGIC        0
-#define SB_VERSION      4
-#define SB_BLOCK_SIZE   8
-#define SB_INODE_SIZE   12
-#define SB_BLOCKS       16
-#define SB_FREE_BLOCKS  24
-#define SB_INODES       32
-#define SB_FREE_INODES  36
-#define SB_BPG          40
-#define SB_IPG          44
-#define SB_GROUPS       48
-#define SB_GDT_BLOCKS   52
-#define SB_ROOT_INO     56
-#define SB_FIRST_INO    60
-#define SB_STATE        64
-#define SB_FLAGS        68
-#define SB_WRITE_MODE   72
-#define SB_MOUNT_COUNT  76
-#define SB_MKFS_TIME    80
-#define SB_MOUNT_TIME   88
-#define SB_WRITE_TIME   96
-#define SB_CHECK_TIME   104
-#define SB_UUID         112
-#define SB_LABEL        128
-#define SB_SB_GROUP     192
-#define SB_FEAT_COMPAT  196
-#define SB_FEAT_INCOMPAT 200
-#define SB_FEAT_RO      204
-#define SB_CHECK_RESULT 208
-#define SB_SNAP         256   /* 20 slots of 32 bytes */
-#define SB_SNAP_SIZE    32
-#define SB_CSUM         1020
 
 static uint32_t crc(uint32_t seed, const void *p, size_t len)
 {
@@ -244,15 +211,6 @@ int sufs_group_check(const struct sufs_super *sb, uint32_t group, const void *ra
 
 /* ---- group descriptors ----------------------------------------------------- */
 
-#define GD_FREE_BLOCKS  0
-#define GD_FREE_INODES  4
-#define GD_USED_DIRS    8
-#define GD_FLAGS        12
-#define GD_BLOCK_BITMAP 16
-#define GD_INODE_BITMAP 24
-#define GD_INODE_TABLE  32
-#define GD_CSUM         60
-
 uint32_t sufs_group_csum(const void *raw, uint32_t group)
 {
 	uint8_t seed[4];
@@ -288,27 +246,6 @@ void sufs_group_encode(const struct sufs_group *gd, uint32_t group, void *raw)
 }
 
 /* ---- inodes ---------------------------------------------------------------- */
-
-#define IN_MODE       0
-#define IN_FLAGS      2
-#define IN_LINKS      4
-#define IN_UID        8
-#define IN_GID        12
-#define IN_SIZE       16
-#define IN_BLOCKS     24
-#define IN_ATIME      32
-#define IN_MTIME      40
-#define IN_CTIME      48
-#define IN_CRTIME     56
-#define IN_ATIME_NS   64
-#define IN_MTIME_NS   68
-#define IN_CTIME_NS   72
-#define IN_CRTIME_NS  76
-#define IN_GENERATION 80
-#define IN_RDEV_MAJOR 84
-#define IN_RDEV_MINOR 88
-#define IN_BLOCK      96   /* 15 x 8 bytes, or the fast symlink target */
-#define IN_CSUM       252
 
 uint32_t sufs_inode_csum(const void *raw, uint32_t ino)
 {
@@ -346,7 +283,7 @@ void sufs_inode_decode(const void *raw, struct sufs_inode *in)
 	in->rdev_major = get32(p + IN_RDEV_MAJOR);
 	in->rdev_minor = get32(p + IN_RDEV_MINOR);
 	for (i = 0; i < SUFS_NBLOCKS; i++)
-		in->block[i] = get64(p + IN_BLOCK + 8 * i);
+		in->block[i] = get64(p + IN_BLOCK_PTR(i));
 	in->checksum = get32(p + IN_CSUM);
 }
 
@@ -375,9 +312,38 @@ void sufs_inode_encode(const struct sufs_inode *in, uint32_t ino, void *raw)
 	put32(p + IN_RDEV_MAJOR, in->rdev_major);
 	put32(p + IN_RDEV_MINOR, in->rdev_minor);
 	for (i = 0; i < SUFS_NBLOCKS; i++)
-		put64(p + IN_BLOCK + 8 * i, in->block[i]);
-	if (!sufs_inode_is_zero(p))
-		put32(p + IN_CSUM, sufs_inode_csum(p, ino));
+		put64(p + IN_BLOCK_PTR(i), in->block[i]);
+	inode_seal(p, ino);
+}
+
+void inode_seal(uint8_t *raw, uint32_t ino)
+{
+	if (!sufs_inode_is_zero(raw))
+		put32(raw + IN_CSUM, sufs_inode_csum(raw, ino));
+}
+
+int inode_csum_ok(const uint8_t *raw, uint32_t ino)
+{
+	return get32(raw + IN_CSUM) == sufs_inode_csum(raw, ino);
+}
+
+/* A fast symlink's target is stored in the block pointers' bytes: byte i
+ * of the target is byte i of the pointer area (IN_BLOCK). */
+void fast_target_get(const struct sufs_inode *in, uint8_t *out)
+{
+	unsigned i;
+	for (i = 0; i < SUFS_NBLOCKS; i++)
+		put64(out + IN_BLOCK_PTR(i) - IN_BLOCK, in->block[i]);
+}
+
+void fast_target_set(struct sufs_inode *in, const char *target, size_t len)
+{
+	uint8_t raw[SUFS_FAST_SYMLINK_MAX] = { 0 };
+	unsigned i;
+
+	memcpy(raw, target, len);
+	for (i = 0; i < SUFS_NBLOCKS; i++)
+		in->block[i] = get64(raw + IN_BLOCK_PTR(i) - IN_BLOCK);
 }
 
 /* ---- directory blocks -------------------------------------------------------- */
@@ -392,8 +358,42 @@ uint32_t sufs_dirblock_csum(const void *raw, uint32_t block_size, uint64_t blk)
 void sufs_dirblock_seal(void *raw, uint32_t block_size, uint64_t blk)
 {
 	uint8_t *tail = (uint8_t *)raw + block_size - SUFS_DIR_TAIL_SIZE;
-	put32(tail, DIR_TAIL_MAGIC);
-	put32(tail + 4, sufs_dirblock_csum(raw, block_size, blk));
+	put32(tail + DT_MAGIC, DIR_TAIL_MAGIC);
+	put32(tail + DT_CSUM, sufs_dirblock_csum(raw, block_size, blk));
+}
+
+int dir_block_check(const uint8_t *blk, uint32_t bsize, const char **why)
+{
+	uint32_t off = 0, end = bsize - SUFS_DIR_TAIL_SIZE, reclen, namelen, i;
+	const uint8_t *de;
+
+	while (off < end) {
+		de = blk + off;
+		if (end - off < SUFS_DIRENT_HDR) {
+			*why = "entry header crosses the end of the block";
+			return -SUFS_ECORRUPT;
+		}
+		reclen = get16(de + DE_RECLEN);
+		namelen = de[DE_NAMELEN];
+		if (reclen < SUFS_DIRENT_HDR || reclen % 8 || reclen > end - off) {
+			*why = "bad entry length";
+			return -SUFS_ECORRUPT;
+		}
+		if (get32(de + DE_INO)) {
+			if (namelen == 0 || dirent_size(namelen) > reclen) {
+				*why = "bad name length";
+				return -SUFS_ECORRUPT;
+			}
+			for (i = 0; i < namelen; i++) {
+				if (de[DE_NAME + i] == '/' || de[DE_NAME + i] == 0) {
+					*why = "name holds '/' or NUL";
+					return -SUFS_ECORRUPT;
+				}
+			}
+		}
+		off += reclen;
+	}
+	return 0;
 }
 
 /* ---- geometry ------------------------------------------------------------------ */

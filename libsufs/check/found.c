@@ -1,0 +1,133 @@
+/*
+ * found.c - what the passes find that later passes use: the directories
+ * (pass 1 adds them, pass 2 fills in their names and '..', pass 3 walks
+ * them), the names counted for each inode (passes 2 and 3 count, pass 4
+ * compares), and the snapshot files and where they are named (passes 1
+ * and 2 note them, pass 4 judges them).
+ */
+#include "config.h"
+#include "check_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The directory ino, as pass 1 found it (NULL: not a directory). */
+struct dirinfo *dir_find_info(struct chk *c, uint32_t ino)
+{
+	size_t lo = 0, hi = c->ndirs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (c->dirs[mid].ino == ino)
+			return &c->dirs[mid];
+		if (c->dirs[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Add a directory, keeping the array sorted (pass 1 adds in order); a
+ * cleared directory's number given out again starts afresh. */
+int dir_add_info(struct chk *c, uint32_t ino)
+{
+	struct dirinfo *d = dir_find_info(c, ino);
+	size_t i;
+
+	if (d) {
+		memset(d, 0, sizeof(*d));
+		d->ino = ino;
+		return 0;
+	}
+	if (c->ndirs == c->capdirs) {
+		size_t cap = c->capdirs ? 2 * c->capdirs : 64;
+		struct dirinfo *p = realloc(c->dirs, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		c->dirs = p;
+		c->capdirs = cap;
+	}
+	for (i = c->ndirs; i > 0 && c->dirs[i - 1].ino > ino; i--)
+		c->dirs[i] = c->dirs[i - 1];
+	memset(&c->dirs[i], 0, sizeof(c->dirs[i]));
+	c->dirs[i].ino = ino;
+	c->ndirs++;
+	return 0;
+}
+
+/* The names counted for each inode (saturated at UINT16_MAX, which pass 4
+ * then leaves alone). */
+void count_link(struct chk *c, uint32_t ino)
+{
+	if (ino >= 1 && ino <= c->ninodes && c->links[ino] < UINT16_MAX)
+		c->links[ino]++;
+}
+
+void uncount_link(struct chk *c, uint32_t ino)
+{
+	if (ino >= 1 && ino <= c->ninodes && c->links[ino] && c->links[ino] < UINT16_MAX)
+		c->links[ino]--;
+}
+
+/* ---- snapshot files -------------------------------------------------------- */
+
+/* Pass 1: a file with the snapshot flag, judged after the slots are
+ * (snap_orphans()). */
+int flagged_note(struct chk *c, uint32_t ino)
+{
+	if (c->nflagged == c->capflagged) {
+		size_t cap = c->capflagged ? 2 * c->capflagged : 4;
+		struct flagged *v = realloc(c->flagged, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		c->flagged = v;
+		c->capflagged = cap;
+	}
+	memset(&c->flagged[c->nflagged], 0, sizeof(c->flagged[0]));
+	c->flagged[c->nflagged++].ino = ino;
+	return 0;
+}
+
+/* Pass 2: an entry names ino; if it has the snapshot flag, remember where
+ * (the list is in inode order: pass 1 made it so). */
+void flagged_name(struct chk *c, uint32_t dir, uint32_t ino, const uint8_t *de)
+{
+	size_t lo = 0, hi = c->nflagged;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (c->flagged[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == c->nflagged || c->flagged[lo].ino != ino || c->flagged[lo].dir)
+		return;
+	c->flagged[lo].dir = dir;
+	c->flagged[lo].name_blk = c->cur_pblk;
+	c->flagged[lo].name_off = (uint32_t)(de - c->cur_blk);
+	memcpy(c->flagged[lo].name, de + DE_NAME, de[DE_NAMELEN]);
+	c->flagged[lo].name[de[DE_NAMELEN]] = 0;
+}
+
+/* What check_snap_slots() needs to know of names: /.snap, and the files
+ * named there.  The root comes first in pass 2. */
+void note_snap_name(struct chk *c, const struct dirinfo *d, uint32_t ino,
+		    const char *name)
+{
+	uint32_t i;
+
+	if (d->ino == SUFS_ROOT_INO && c->ftype[ino] == SUFS_FT_DIR && !strcmp(name, ".snap")) {
+		c->snapdir = ino;
+		return;
+	}
+	if (!c->snapdir || d->ino != c->snapdir)
+		return;
+	for (i = 0; i < SUFS_SNAP_SLOTS; i++)
+		if (c->fs->sb.snap[i].ino == ino)
+			c->snap_named |= 1u << i;
+}
+
+/* Does a slot name inode ino? */

@@ -1,0 +1,137 @@
+/*
+ * deps_priv.h - the dependency engine's own records.  Only the engine's
+ * files include it (deps.c, epoch.c, query.c, walk.c), and its white-box
+ * unit tests; every other layer sees the engine through engine.h.
+ */
+#ifndef SUFS_DEPS_PRIV_H
+#define SUFS_DEPS_PRIV_H
+
+#include "sufs_int.h"
+
+/* One recorded change of a block's bytes (deps.c explains). */
+struct upd {
+	/* what a walk of a block's updates reads comes first (64 bytes) */
+	upd_id id;
+	struct buf *b;
+	struct upd *bnext;              /* on the same buffer: newer */
+	struct edge *befores;           /* what it waits for */
+	uint8_t *undo;                  /* old bytes; NULL when it can never be undone,
+					 * or when they were all zero (zero_undo) */
+	uint32_t off, len;
+	uint8_t kind;                   /* enum upd_kind */
+	uint8_t included;               /* scratch: allowed in the image being built */
+	uint8_t inflight;               /* written in the epoch in progress */
+	uint8_t zero_undo;              /* the old bytes were all zero: kept as this flag */
+	uint8_t deferred;               /* deferred work waits for it */
+	uint8_t seen;                   /* scratch: in deps_flush_set()'s closure */
+	uint32_t span;                  /* its place in the block's spans, when it may be undone */
+	struct edge *afters;            /* what waits for it */
+	struct upd *bprev;              /* on the same buffer: older */
+	struct upd *hnext;              /* id hash chain */
+};
+
+/* A wait: after waits for before (both lists are doubly linked, so that an
+ * edge comes off in O(1)). */
+struct edge {
+	struct upd *before, *after;
+	struct edge *next_after;        /* in before->afters */
+	struct edge *next_before;       /* in after->befores */
+	struct edge **prev_after;       /* what points to it in before->afters */
+	struct edge **prev_before;      /* what points to it in after->befores */
+};
+
+/* Work that waits for updates to be on disk (frees). */
+struct deferred {
+	struct deferred *next;
+	int (*fn)(struct sufs_fs *fs, void *arg);
+	void *arg;
+	unsigned nwaits;
+	upd_id waits[];
+};
+
+/* The byte range of an update that may be undone, kept in an array per
+ * block so that the search for overlaps reads memory in order. */
+struct uspan {
+	uint32_t off, end;
+	struct upd *u;
+};
+
+/* A block's spans are indexed by grain, a 64th of the block (deps.c). */
+#define DEPS_GRAIN_BITS 6
+#define DEPS_GRAINS (1u << DEPS_GRAIN_BITS)
+
+/*
+ * The engine's part of each cached buffer: the bytes the cache keeps after
+ * every struct buf for the layer above it (cache_init()'s extra), found
+ * with bd().
+ */
+struct bdeps {
+	struct upd *upds, *ulast;       /* pending updates, oldest first, newest */
+	struct upd *fold;               /* one of them that is never undone, or NULL */
+	uint32_t nupds;                 /* how many */
+	uint32_t nundo;                 /* of them, those that may be undone */
+	struct uspan *spans;            /* where those are, oldest first (NULL: gone) */
+	uint32_t nspans, capspans;
+	uint64_t *grains;               /* with many spans: for each grain of the
+					 * block, a bit per span that may lie over it */
+	uint32_t gwords;                /* words of bits per grain (0: no index) */
+	uint32_t undone_in_write;       /* updates left out of its last write image */
+	uint8_t written;                /* scratch: written in the epoch in progress */
+};
+
+static inline struct bdeps *bd(const struct buf *b)
+{
+	return (struct bdeps *)buf_extra(b);
+}
+
+/* A note: the newest pending update filed under a key (deps_note()). */
+struct note {
+	uint64_t key;
+	upd_id id;
+};
+
+struct deps {
+	struct upd **hash;
+	size_t nhash;
+	upd_id next_id;
+	struct deferred *deferred;
+	uint64_t ndeferred;
+	uint64_t pending, edges, undo_bytes, span_bytes, mem;
+	uint64_t peak_pending, peak_mem, peak_undo;
+	uint64_t created, merged, undone, epochs;
+	uint64_t forgotten;              /* ranges forgotten as never written */
+	uint32_t grain_shift;           /* a grain's size in bytes, as a shift */
+	int failed;                     /* memory ran out: ordering not guaranteed */
+	int epoch_failed;               /* a write or barrier failed: what was
+					 * pending may be on disk all the same */
+	struct pool edge_pool, upd_pool; /* freed ones kept for reuse */
+	uint8_t *stage;                 /* where an epoch builds its write images */
+	int running_deferred;
+	struct note *notes;             /* deps_note(), in no order */
+	size_t nnotes, capnotes;
+	int (*order_lost)(struct sufs_fs *fs); /* deps_init()'s hook */
+};
+
+/* deps.c, for the engine's other files */
+struct upd *deps_find(struct sufs_fs *fs, upd_id id);
+/* The write image of b into out: how many pending updates it carries,
+ * and in *undone how many it leaves out; (unsigned)-1 when no memory. */
+unsigned deps_image(struct sufs_fs *fs, struct buf *b, uint8_t *out, unsigned *undone);
+int deps_allowed(const struct upd *u);
+void deps_upd_free(struct sufs_fs *fs, struct upd *u);
+void deps_mark_on_disk(struct sufs_fs *fs, struct buf *b);
+
+static inline int undoable(const struct upd *u)
+{
+	return u->undo || u->zero_undo;
+}
+
+static inline int overlaps(const struct upd *u, uint32_t off, uint32_t len)
+{
+	return off < u->off + u->len && u->off < off + len;
+}
+
+/* epoch.c */
+int deps_run_deferred(struct sufs_fs *fs);
+
+#endif /* SUFS_DEPS_PRIV_H */

@@ -1,0 +1,419 @@
+/*
+ * epoch.c - the dependency engine's writes: deferred work, epochs, drains
+ * and flushes of a chosen set (deps.c defines the terms).
+ */
+#include "config.h"
+#include "deps_priv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+/* Run deferred work whose updates are all on disk. */
+int deps_run_deferred(struct sufs_fs *fs)
+{
+	struct deps *d = fs->deps;
+	struct deferred **pp = &d->deferred, *w;
+	unsigned i;
+	int err = 0, ready;
+
+	/* deferred work may fill the cache and so write back: an epoch run
+	 * from inside it leaves the list to this loop */
+	if (d->running_deferred)
+		return 0;
+	d->running_deferred = 1;
+
+	while ((w = *pp) != NULL) {
+		ready = 1;
+		for (i = 0; i < w->nwaits && ready; i++)
+			if (deps_find(fs, w->waits[i]))
+				ready = 0;
+		if (!ready) {
+			pp = &w->next;
+			continue;
+		}
+		*pp = w->next;
+		d->ndeferred--;
+		if (!err)
+			err = w->fn(fs, w->arg);
+		else
+			w->fn(fs, w->arg);
+		/* *pp is w's successor or, when w was at the head, work that
+		 * fn deferred meanwhile (added at the head): looked at next */
+		free(w);
+	}
+	d->running_deferred = 0;
+	return err;
+}
+
+/*
+ * Run fn(fs, arg) once every update in waits is on disk: at once when they
+ * all are (and always in async mode).  fn owns arg; fn(NULL, arg) means the
+ * work is dropped (the file system is abandoned, or no memory was left to
+ * remember the work: -ENOMEM, and what it would have freed is leaked) and
+ * only frees arg.
+ */
+int deps_defer(struct sufs_fs *fs, const upd_id *waits, unsigned nwaits,
+	       int (*fn)(struct sufs_fs *, void *), void *arg)
+{
+	struct deps *d = fs->deps;
+	struct deferred *w;
+	unsigned i, n = 0;
+
+	w = malloc(sizeof(*w) + nwaits * sizeof(upd_id));
+	if (!w) {
+		fn(NULL, arg);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nwaits; i++) {
+		struct upd *u = deps_find(fs, waits[i]);
+		if (u) {
+			u->deferred = 1;
+			w->waits[n++] = waits[i];
+		}
+	}
+	if (n == 0 || fs->broken_rule == 2) {
+		free(w);
+		return fn(fs, arg);
+	}
+	w->nwaits = n;
+	w->fn = fn;
+	w->arg = arg;
+	w->next = d->deferred;
+	d->deferred = w;
+	d->ndeferred++;
+	return 0;
+}
+
+/* ---- epochs ---------------------------------------------------------------------------- */
+
+static int cmp_blk(const void *a, const void *b)
+{
+	uint64_t x = (*(struct buf *const *)a)->blk, y = (*(struct buf *const *)b)->blk;
+	return x < y ? -1 : x > y;
+}
+
+#define RUN_MAX 256
+
+/* The updates in b's write image are in flight (on: as deps_image() just
+ * decided), or none is (the write failed). */
+static void set_inflight(struct buf *b, int on)
+{
+	struct upd *u;
+
+	for (u = bd(b)->upds; u; u = u->bnext)
+		u->inflight = on && u->included;
+}
+
+/*
+ * One epoch: write the write image of every buffer that wants writing and
+ * has something it may write, one barrier, then mark what went out as on
+ * disk and run the deferred work that became ready.  want(b) selects the
+ * buffers (NULL: every dirty one).  Returns the number of blocks written,
+ * or a negative error: -ENOMEM when nothing could be written because a
+ * write image found no memory for its order.
+ */
+int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, void *),
+	       void *arg, int barrier)
+{
+	struct cache *c = &fs->cache;
+	struct buf **list, *b;
+	uint8_t *stage;
+	size_t n = 0, i, run, k, written = 0;
+	unsigned undone, carried;
+	int err = 0, nomem = 0;
+
+	if (!c->dirty)
+		return deps_run_deferred(fs);
+	/* memory ran out: what goes out now may be out of order, and the
+	 * image must say so first */
+	if (fs->deps->failed && fs->deps->order_lost && (err = fs->deps->order_lost(fs)) != 0)
+		return err;
+	/* the staging area is kept from epoch to epoch: a fresh one would
+	 * cost a page fault for each of its pages at every epoch */
+	if (!fs->deps->stage)
+		fs->deps->stage = malloc((size_t)RUN_MAX * fs->bsize);
+	stage = fs->deps->stage;
+	list = malloc(c->dirty * sizeof(*list));
+	if (!list || !stage) {
+		free(list);
+		return -ENOMEM;
+	}
+	for (b = c->dirtylist; b; b = b->dnext)
+		if (!want || want(fs, b, arg))
+			list[n++] = b;
+	qsort(list, n, sizeof(*list), cmp_blk);
+	for (i = 0; i < n && !err; i += run) {
+		/* gather a run of consecutive blocks, skipping those with nothing
+		 * they may write yet */
+		for (run = 0; i + run < n && run < RUN_MAX; run++) {
+			b = list[i + run];
+			if (run && b->blk != list[i]->blk + run)
+				break;
+			carried = deps_image(fs, b, stage + run * fs->bsize, &undone);
+			nomem |= carried == (unsigned)-1;
+			/* a block whose updates must all wait goes out later, with
+			 * them: its plain changes (times, counts) can wait too */
+			if (carried == (unsigned)-1 || (!carried && bd(b)->upds)) {
+				if (run == 0) {
+					list[i] = NULL; /* nothing to write for it now */
+					run = 1;
+				}
+				break;
+			}
+			cache_seal(fs, b, stage + run * fs->bsize);
+			bd(b)->undone_in_write = undone;
+			/* its updates are in flight: freed after the barrier
+			 * (deps_mark_on_disk()), back to pending if the epoch fails */
+			set_inflight(b, 1);
+		}
+		if (!list[i])
+			continue;
+		err = sufs_dev_write(fs->dev, list[i]->blk << fs->bshift, stage, run * fs->bsize);
+		if (err) {
+			for (k = 0; k < run; k++)
+				set_inflight(list[i + k], 0);
+			break;
+		}
+		for (k = 0; k < run; k++) {
+			b = list[i + k];
+			bd(b)->written = 1;
+			if (fs->trace)
+				fs->trace(fs, b, fs->trace_arg);
+		}
+		written += run;
+		fs->stats.block_writes += run;
+	}
+	if (!err && written && barrier)
+		err = sufs_dev_barrier(fs->dev);
+	if (err)
+		fs->deps->epoch_failed = 1; /* a failed write may have gone in part */
+	/* invariant (5): only now, after the barrier, is anything on disk; a
+	 * failed epoch leaves every block dirty and every update pending */
+	for (i = 0; i < n; i++) {
+		b = list[i];
+		if (!b || !bd(b)->written)
+			continue;
+		bd(b)->written = 0;
+		if (err) {
+			set_inflight(b, 0);
+			continue;
+		}
+		b->plain = 0;
+		fs->deps->undone += bd(b)->undone_in_write;
+		if (!bd(b)->undone_in_write)
+			cache_set_clean(fs, b);
+		deps_mark_on_disk(fs, b);
+	}
+	if (!err) {
+		fs->deps->epochs += written && barrier ? 1 : 0;
+		fs->last_epoch = now_seconds_mono();
+		err = deps_run_deferred(fs);
+	}
+	free(list);
+	if (!err && !written && nomem)
+		err = -ENOMEM;
+	return err < 0 ? err : (int)written;
+}
+
+/* ---- flushing a chosen set ------------------------------------------------------ */
+
+static int cmp_id(const void *a, const void *b)
+{
+	upd_id x = *(const upd_id *)a, y = *(const upd_id *)b;
+	return x < y ? -1 : x > y;
+}
+
+struct idset {
+	upd_id *id;
+	size_t n;
+};
+
+static int in_set(const struct idset *s, upd_id id)
+{
+	return bsearch(&id, s->id, s->n, sizeof(upd_id), cmp_id) != NULL;
+}
+
+static int want_set(struct sufs_fs *fs, struct buf *b, void *arg)
+{
+	const struct upd *u;
+	(void)fs;
+	for (u = bd(b)->upds; u; u = u->bnext)
+		if (in_set(arg, u->id))
+			return 1;
+	return 0;
+}
+
+/*
+ * Make the given updates, and everything they wait for, durable: epochs
+ * that write only the blocks carrying some of them (fsync, sync mode).
+ * ids is scratch: it may be reallocated and is freed here.
+ */
+int deps_flush_set(struct sufs_fs *fs, upd_id *ids, size_t n)
+{
+	struct idset set;
+	size_t cap = n, i, live;
+	struct upd *u;
+	struct edge *e;
+	int err = 0;
+
+	/* the closure over what they wait for, each update once (seen marks
+	 * those in the list; befores are older and live) */
+	for (i = live = 0; i < n; i++) {
+		u = deps_find(fs, ids[i]);
+		if (u && !u->seen) {
+			u->seen = 1;
+			ids[live++] = ids[i];
+		}
+	}
+	for (n = live, i = 0; i < n && !err; i++) {
+		u = deps_find(fs, ids[i]);
+		for (e = u->befores; e && !err; e = e->next_before) {
+			if (e->before->seen)
+				continue;
+			if (n == cap) {
+				upd_id *p = realloc(ids, (cap = cap * 2 + 16) * sizeof(*ids));
+				if (!p) {
+					err = -ENOMEM;
+					break;
+				}
+				ids = p;
+			}
+			e->before->seen = 1;
+			ids[n++] = e->before->id;
+		}
+	}
+	for (i = 0; i < n; i++)
+		deps_find(fs, ids[i])->seen = 0;
+	if (err) {
+		free(ids);
+		return err;
+	}
+	qsort(ids, n, sizeof(*ids), cmp_id);
+	live = n;
+	set.id = ids;
+	set.n = live;
+	while (!err) {
+		for (i = 0; i < set.n && !deps_find(fs, set.id[i]); i++)
+			;
+		if (i == set.n)
+			break;
+		err = deps_epoch(fs, want_set, &set, 1);
+		if (err == 0)
+			err = -EIO; /* cannot happen: the oldest of the set is allowed */
+		else if (err > 0)
+			err = 0;
+	}
+	free(ids);
+	return err;
+}
+
+/* Does b carry an update that another update or deferred work waits
+ * for, and that may go now? */
+static int want_awaited(struct sufs_fs *fs, struct buf *b, void *arg)
+{
+	const struct upd *u;
+	const struct edge *e;
+
+	(void)fs; (void)arg;
+	for (u = bd(b)->upds; u; u = u->bnext) {
+		if (!u->afters && !u->deferred)
+			continue;
+		for (e = u->befores; e && e->before->b == b; e = e->next_before)
+			;
+		if (!e)
+			return 1;
+	}
+	return 0;
+}
+
+/* Does b carry an update that is waited for, and may it go whole, with
+ * nothing undone?  (u->included is deps_image()'s scratch: it sets it
+ * again when it builds the image.) */
+static int want_awaited_whole(struct sufs_fs *fs, struct buf *b, void *arg)
+{
+	struct upd *u;
+	int awaited = 0;
+
+	(void)fs; (void)arg;
+	for (u = bd(b)->upds; u; u = u->bnext) {
+		u->included = (uint8_t)deps_allowed(u);
+		if (!u->included)
+			return 0;
+		awaited |= u->afters || u->deferred;
+	}
+	return awaited;
+}
+
+/*
+ * Write epochs until nothing is dirty and no work is deferred.  While some
+ * block carries an update that others (or deferred work) wait for, an
+ * epoch writes only such blocks: the rest would be written again when what
+ * waits reaches them (a removal's names, then its inodes, then the
+ * bitmaps its frees change).  Those that can go whole go first: one that
+ * would go with some of its updates undone (a new directory block, whose
+ * header a pointer waits for, holding names whose inodes are not on disk)
+ * would be written again for them.  When no block is waited for, an epoch
+ * writes everything it may.
+ */
+int deps_drain(struct sufs_fs *fs)
+{
+	int n;
+
+	while (fs->cache.dirty || fs->deps->ndeferred) {
+		n = 0;
+		/* with no wait left (no edge, no deferred work), none is
+		 * awaited: skip the searches, which read every record */
+		if (fs->deps->edges || fs->deps->ndeferred) {
+			n = deps_epoch(fs, want_awaited_whole, NULL, 1);
+			if (n == 0)
+				n = deps_epoch(fs, want_awaited, NULL, 1);
+		}
+		if (n == 0)
+			n = deps_epoch(fs, NULL, NULL, 1);
+		if (n < 0)
+			return n;
+		if (n == 0 && fs->cache.dirty)
+			return -EIO; /* cannot happen: the oldest update is always allowed */
+	}
+	return 0;
+}
+
+/*
+ * Write every update deferred work waits for, with what those wait for,
+ * and run the work (an allocation found no room: the frees it waits for
+ * may make some).  Work that the running defers again (a freed block a
+ * snapshot's copy still holds) is left for the next call.
+ */
+int deps_flush_deferred(struct sufs_fs *fs)
+{
+	struct deps *d = fs->deps;
+	uint64_t before = d->ndeferred;
+	struct deferred *w;
+	size_t n = 0, cap = 0;
+	upd_id *ids = NULL, *p;
+	unsigned i;
+	int err;
+
+	if (!before || d->running_deferred)
+		return 0;
+	for (w = d->deferred; w; w = w->next) {
+		for (i = 0; i < w->nwaits; i++) {
+			if (n == cap) {
+				cap = cap * 2 + 64;
+				p = realloc(ids, cap * sizeof(*ids));
+				if (!p) {
+					free(ids);
+					return -ENOMEM;
+				}
+				ids = p;
+			}
+			ids[n++] = w->waits[i];
+		}
+	}
+	err = deps_flush_set(fs, ids, n); /* frees ids */
+	if (!err)
+		err = deps_run_deferred(fs);
+	if (err)
+		return err;
+	return d->ndeferred < before ? 1 : 0;
+}

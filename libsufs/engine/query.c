@@ -1,0 +1,152 @@
+/*
+ * query.c - what the layers above may ask of the dependency engine:
+ * whether updates are pending (over a byte range, of a kind, by id), notes
+ * filed under keys, and its counters.  Nothing
+ * here changes what is pending.
+ */
+#include "config.h"
+#include "deps_priv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+int deps_is_pending(struct sufs_fs *fs, upd_id id)
+{
+	return deps_find(fs, id) != NULL;
+}
+
+int deps_block_pending(const struct buf *b)
+{
+	return bd(b)->upds != NULL;
+}
+
+upd_id deps_last_over(const struct buf *b, uint32_t off, uint32_t len)
+{
+	const struct upd *u;
+
+	for (u = bd(b)->ulast; u; u = u->bprev) /* newest first */
+		if (overlaps(u, off, len))
+			return u->id;
+	return 0;
+}
+
+upd_id deps_pending_kind(const struct buf *b, enum upd_kind kind)
+{
+	const struct upd *u;
+
+	for (u = bd(b)->upds; u; u = u->bnext)
+		if (u->kind == kind)
+			return u->id;
+	return 0;
+}
+
+int deps_collect(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
+		 unsigned kinds, deps_collect_fn fn, void *arg)
+{
+	struct deps *d = fs->deps;
+	struct upd *u;
+	size_t i;
+	int rc = 0;
+
+	if (b) {
+		for (u = bd(b)->upds; u && !rc; u = u->bnext)
+			if (overlaps(u, off, len))
+				rc = fn(arg, b, u->off, u->len, u->id);
+		return rc;
+	}
+	for (i = 0; i < d->nhash && !rc; i++)
+		for (u = d->hash[i]; u && !rc; u = u->hnext)
+			if (kinds & DEPS_KIND(u->kind))
+				rc = fn(arg, u->b, u->off, u->len, u->id);
+	return rc;
+}
+
+/* ---- notes ---------------------------------------------------------------------------- */
+
+/* Drop the notes whose updates are no longer pending. */
+static void notes_prune(struct sufs_fs *fs)
+{
+	struct deps *d = fs->deps;
+	size_t i = 0;
+
+	while (i < d->nnotes) {
+		if (!deps_find(fs, d->notes[i].id))
+			d->notes[i] = d->notes[--d->nnotes];
+		else
+			i++;
+	}
+}
+
+int deps_note(struct sufs_fs *fs, uint64_t key, upd_id id)
+{
+	struct deps *d = fs->deps;
+
+	if (!deps_find(fs, id))
+		return 0; /* on disk already: nothing to wait for */
+	if (d->nnotes == d->capnotes) {
+		size_t cap;
+		struct note *p;
+
+		notes_prune(fs);
+		cap = d->capnotes ? 2 * d->capnotes : 16;
+		if (d->nnotes < d->capnotes / 2)
+			cap = d->capnotes;
+		if (cap != d->capnotes) {
+			p = realloc(d->notes, cap * sizeof(*p));
+			if (!p)
+				return -ENOMEM;
+			d->notes = p;
+			d->capnotes = cap;
+		}
+	}
+	d->notes[d->nnotes++] = (struct note){ key, id };
+	return 0;
+}
+
+upd_id deps_noted(struct sufs_fs *fs, uint64_t key)
+{
+	struct deps *d = fs->deps;
+	upd_id newest = 0;
+	size_t i;
+
+	notes_prune(fs);
+	for (i = 0; i < d->nnotes; i++)
+		if (d->notes[i].key == key && d->notes[i].id > newest)
+			newest = d->notes[i].id;
+	return newest;
+}
+
+/* ---- counters ------------------------------------------------------------------------ */
+
+uint64_t deps_pending_count(struct sufs_fs *fs)
+{
+	return fs->deps->pending;
+}
+
+int deps_deferred_work(struct sufs_fs *fs)
+{
+	return fs->deps->ndeferred != 0;
+}
+
+int deps_order_was_lost(struct sufs_fs *fs)
+{
+	return fs->deps->failed;
+}
+
+void deps_get_stats(struct sufs_fs *fs, struct sufs_stats *st)
+{
+	const struct deps *d = fs->deps;
+
+	st->epochs = d->epochs;
+	st->updates = d->created;
+	st->merged = d->merged;
+	st->undone = d->undone;
+	st->pending = d->pending;
+	st->peak_pending = d->peak_pending;
+	st->dep_bytes = d->mem;
+	st->peak_dep_bytes = d->peak_mem;
+	st->undo_bytes = d->undo_bytes;
+	st->peak_undo_bytes = d->peak_undo;
+	st->deferred = d->ndeferred;
+	st->forgotten = d->forgotten;
+}
