@@ -190,64 +190,6 @@ static int allocate(struct mount *m, uint32_t ino, uint64_t off, uint64_t len)
 	return rc;
 }
 
-/*
- * Zero bytes [off, end) of the blocks the file has there, leaving its
- * holes as they are: what a punched hole reads as, without freeing.
- * Under the lock.
- */
-static int zero_range(struct mount *m, uint32_t ino, uint64_t off, uint64_t end)
-{
-	static const char zeros[65536];
-	uint64_t bs = m->block_size, blk, pblk, lo, hi;
-	int rc;
-
-	for (blk = off / bs; blk * bs < end; blk++) {
-		rc = sufs_bmap(m->fs, ino, blk, &pblk);
-		if (rc)
-			return rc;
-		if (!pblk)
-			continue;
-		lo = blk * bs > off ? blk * bs : off;
-		hi = (blk + 1) * bs < end ? (blk + 1) * bs : end;
-		rc = sufs_write(m->fs, ino, lo, zeros, (size_t)(hi - lo));
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
-/*
- * PUNCH_HOLE | KEEP_SIZE.  libsufs's sufs_punch() also frees every
- * indirect tree of the file that starts after the range (in trunc_tree(),
- * "hi - base" wraps around when the range ends before the tree, which is
- * then taken as wholly inside it), losing its data; so it is given only a
- * range that reaches into the file's last tree, the one that starts
- * furthest.  Any other range is zeroed in place (zero_range()): it reads
- * as a hole does, but keeps its blocks.  Under the lock.
- */
-static int punch(struct mount *m, uint32_t ino, uint64_t off, uint64_t len)
-{
-	uint64_t p = m->block_size / 8, bs = m->block_size, last = 0, end, hi;
-	const uint64_t base[3] = { SUFS_NDIR, SUFS_NDIR + p, SUFS_NDIR + p + p * p };
-	struct sufs_inode in;
-	int rc, i;
-
-	rc = sufs_inode_get(m->fs, ino, &in);
-	if (rc || !S_ISREG(in.mode) || len == 0)
-		return rc ? rc : sufs_punch(m->fs, ino, off, len); /* its errors */
-	for (i = 2; i >= 0 && !last; i--)
-		if (in.block[SUFS_IND + i])
-			last = base[i];
-	end = len > in.size - (off < in.size ? off : in.size) ? in.size : off + len;
-	if (off >= end)
-		return 0;
-	/* the first logical block after the range, as sufs_punch() counts it */
-	hi = end == in.size ? (end + bs - 1) / bs : end / bs;
-	if (hi >= last)
-		return sufs_punch(m->fs, ino, off, len);
-	return zero_range(m, ino, off, end);
-}
-
 void op_fallocate(fuse_req_t req, fuse_ino_t node, int mode, off_t off, off_t len,
 		  struct fuse_file_info *fi)
 {
@@ -273,8 +215,8 @@ void op_fallocate(fuse_req_t req, fuse_ino_t node, int mode, off_t off, off_t le
 	sufs_lock(m->fs);
 	if (mode == 0)
 		rc = allocate(m, ino, (uint64_t)off, (uint64_t)len);
-	else
-		rc = punch(m, ino, (uint64_t)off, (uint64_t)len);
+	else /* the blocks wholly in the range go, the edges are zeroed */
+		rc = sufs_punch(m->fs, ino, (uint64_t)off, (uint64_t)len);
 	sufs_unlock(m->fs);
 	fuse_reply_err(req, fuse_errno(m, rc, "allocating in", ino));
 }

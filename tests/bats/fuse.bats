@@ -212,7 +212,7 @@ listing() {
 	umnt
 }
 
-@test "fallocate: plain allocation reads zeros and keeps data, a punched hole reads zeros" {
+@test "fallocate: plain allocation reads zeros and keeps data, a punched hole reads zeros and frees its blocks" {
 	mkimg "$IMG" 64M
 	head -c $((2 << 20)) /dev/urandom >"$T/data"
 	mnt
@@ -221,6 +221,14 @@ listing() {
 	assert_equal "$(stat -c %s "$MNT/f")" $((4 << 20))
 	cmp -n $((2 << 20)) "$T/data" "$MNT/f"
 	cmp -n $((2 << 20)) -i $((2 << 20)):0 "$MNT/f" /dev/zero
+	# a hole in the direct blocks, before the indirect tree: its two
+	# blocks go (and nothing of the tree), and lseek finds the hole
+	blocks=$(stat -c %b "$MNT/f")
+	fallocate -p -o 4096 -l 8192 "$MNT/f"
+	assert_equal "$(stat -c %b "$MNT/f")" $((blocks - 16))
+	run python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY)
+print(os.lseek(fd, 0, os.SEEK_HOLE), os.lseek(fd, 4096, os.SEEK_DATA))' "$MNT/f"
+	assert_output "4096 12288"
 	# holes in the direct blocks, in the indirect tree, and across
 	for range in 4096:8192 100000:300000 1048576:65536 40000:20000; do
 		fallocate -p -o "${range%:*}" -l "${range#*:}" "$MNT/f"
