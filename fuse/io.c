@@ -108,23 +108,17 @@ void op_release(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi)
 
 /*
  * Make ino durable: its data, its inode and the names that reach it from
- * the root.  Under the lock.
- *
- * sufs_fsync() would write just that, but its closure over what those
- * updates wait for (deps_flush_set()) adds every path to an update, not
- * every update once: where many updates of one block wait on each other
- * (a file rewritten, truncated and punched over and over), a few hundred
- * pending updates gave 85 million ids to sort and one fsync took 27 s
- * (reported to the library's owner).  sufs_sync() writes everything
- * pending, which includes what fsync must write, in epochs of its own.
+ * the root, and what those wait for; nothing else is written (a file's
+ * fsync does not wait for the rest of the pending work).  For a
+ * directory, its entries too, with the inodes they name.  Under the lock.
  */
 int sync_inode(struct mount *m, uint32_t ino)
 {
-	(void)ino;
-	return sufs_sync(m->fs);
+	return sufs_fsync(m->fs, ino);
 }
 
-/* fsync and fdatasync alike. */
+/* fsync and fdatasync alike (an inode's size and block map are what
+ * fdatasync must write as well). */
 void op_fsync(fuse_req_t req, fuse_ino_t node, int datasync, struct fuse_file_info *fi)
 {
 	struct mount *m = mount_of(req);

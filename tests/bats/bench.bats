@@ -32,6 +32,7 @@ bats_require_minimum_version 1.5.0
 	refused snapshot "--ops : not a whole number of at least 1" --ops ""
 	refused modes "unknown option --fast (see --help)" --fast
 	refused floor "unknown option '--runs' (see --help)" --runs 3
+	refused fuse "--only: no workload fsck (untar, rmrf, postmark, build, fsync)" --only untar,fsck
 }
 
 @test "bench/ab refuses a missing work directory and a bad count, before it copies anything" {
