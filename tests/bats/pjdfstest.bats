@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # pjdfstest, the POSIX conformance suite, on a sufs-fuse mount made with
 # -o default_permissions,allow_other, as root (tests/pjdfstest/run).  The
-# suite runs once, but for the 19 longest files (tests/pjdfstest/long:
+# suite runs once, but for 18 of its longest files (tests/pjdfstest/long:
 # three quarters of its time, which goes to pjdfstest's own shell), so
 # that make check stays within CI's time; make fuse-check runs every
 # file, and so does this with SUFS_PJDFSTEST=full.  Then a test per
