@@ -15,10 +15,13 @@
 set -euo pipefail
 
 SRCDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# sufs-fuse and its tests: libfuse3-dev and fuse3 (fusermount3, mount.fuse3),
+# psmisc (fuser), perl (prove runs pjdfstest), postmark (the crash workload);
+# fuse2fs and postmark for bench/fuse too.
 PACKAGES="autoconf automake libtool pkg-config make gcc libblkid-dev libreadline-dev
 zlib1g-dev libcmocka-dev bats bats-assert bats-support e2fsprogs python3 tmux graphviz expect
 universal-ctags binutils
-jq"
+jq libfuse3-dev fuse3 psmisc perl fuse2fs postmark"
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 usage() {

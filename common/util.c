@@ -1,9 +1,11 @@
 #include "config.h"
 #include "util.h"
+#include "ctl.h"
 #include "sufs.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -280,6 +282,21 @@ static int bad_group(struct sufs_dev *dev, const struct sufs_super *sb, uint32_t
 	return rc;
 }
 
+/* An image another program writes: which, when it is a sufs-fuse mount. */
+static const char *in_use_error(const char *image, int rc)
+{
+	static char buf[PATH_MAX + 160];
+	char *mountpoint;
+	long pid;
+
+	if (!ctl_mounted_info(image, &pid, &mountpoint))
+		return sufs_strerror(rc);
+	snprintf(buf, sizeof(buf), "%s (sufs-fuse, pid %ld, has it mounted on %s)",
+		 sufs_strerror(rc), pid, shown(mountpoint));
+	free(mountpoint);
+	return buf;
+}
+
 const char *open_error(const char *image, int rc)
 {
 	static char buf[160];
@@ -289,6 +306,8 @@ const char *open_error(const char *image, int rc)
 	const char *why = NULL;
 	uint32_t g;
 
+	if (rc == -SUFS_EINUSE)
+		return in_use_error(image, rc);
 	if ((rc != -SUFS_ECORRUPT && rc != -SUFS_ECHECKSUM) || sufs_dev_open(image, 0, &dev))
 		return sufs_strerror(rc);
 	/* read again, as sufs_open_dev() did: only on the way to a message */

@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "script.h"
+#include "ctl.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -710,6 +711,8 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (!s.writable)
+		ctl_warn_if_live(s.image); /* what is read may be out of date */
 	rc = session_open(&s);
 	if (rc) {
 		errmsg("cannot open %s: %s", shown(s.image), open_error(s.image, rc));

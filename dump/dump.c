@@ -17,6 +17,7 @@
  */
 #include "config.h"
 #include "metaimage.h"
+#include "ctl.h"
 #include "util.h"
 
 #include <errno.h>
@@ -1224,6 +1225,7 @@ static int run_dump(const char *image, enum show show, const char *inode_arg, in
 	int rc, ok;
 	uint32_t stored, computed;
 
+	ctl_warn_if_live(image); /* what is read may be out of date */
 	rc = sufs_open(image, SUFS_OPEN_IGNORE_CSUM, &d.fs);
 	if (rc) {
 		errmsg("%s: %s", shown(image), open_error(image, rc));
@@ -1277,8 +1279,10 @@ out:
 static int run_save(const char *image, const char *out, int force)
 {
 	struct sufs_fs *fs;
-	int rc = sufs_open(image, SUFS_OPEN_IGNORE_CSUM, &fs);
+	int rc;
 
+	ctl_warn_if_live(image);
+	rc = sufs_open(image, SUFS_OPEN_IGNORE_CSUM, &fs);
 	if (rc) {
 		errmsg("%s: %s", shown(image), open_error(image, rc));
 		return EXIT_IO;

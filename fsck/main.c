@@ -15,6 +15,7 @@
 
 #include <sufs.h>
 
+#include "ctl.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -378,10 +379,13 @@ static void print_summary(struct ui *u, const struct sufs_check_result *r)
  */
 static void describe_error(struct ui *u, uint64_t sb_offset, int rc, const char *where)
 {
-	const char *m = sufs_strerror(rc);
+	/* an image in use: by a sufs-fuse mount, the message says */
+	const char *m = rc == -SUFS_EINUSE ? open_error(u->image, rc) : sufs_strerror(rc);
 	uint64_t off = sb_offset ? sb_offset : SUFS_SB_OFFSET;
 	struct stat st;
 
+	if (u->error[0])
+		return; /* said already, better */
 	if (rc == -SUFS_ESHORT && stat(u->image, &st) == 0 && S_ISREG(st.st_mode) &&
 	    (off > (uint64_t)st.st_size || (uint64_t)st.st_size - off < SUFS_SB_SIZE)) {
 		snprintf(u->error, sizeof(u->error), "not a sufs file system: the image is "
@@ -445,6 +449,103 @@ static void bg_refused(struct ui *u, const char *why)
 	errmsg("%s: run a full check: fsck.sufs -f %s", u->name, u->name);
 }
 
+/* ---- -b on a mounted image: through its sufs-fuse daemon ------------------- */
+
+/* One line of the daemon's report (common/ctl.h) to the callbacks and r;
+ * 1 at its last line ("done"), with *rc. */
+static int remote_line(struct ui *u, const struct sufs_check_opts *o,
+		       struct sufs_check_result *r, char **w, int n, int *rc)
+{
+	static char where[128];
+	struct sufs_problem p;
+	uint32_t v[13];
+	int i;
+
+	if (!strcmp(w[0], "pass") && n == 3 && !parse_u32(w[1], &v[0])) {
+		o->pass(o->arg, v[0], w[2]);
+	} else if (!strcmp(w[0], "progress") && n == 4 && o->progress) {
+		uint64_t done, total;
+		if (!parse_u32(w[1], &v[0]) && !parse_u64(w[2], &done) && !parse_u64(w[3], &total))
+			o->progress(o->arg, v[0], done, total);
+	} else if (!strcmp(w[0], "problem") && n == 3 && !parse_u32(w[1], &v[0])) {
+		memset(&p, 0, sizeof(p));
+		p.def = sufs_problem_def(v[0]);
+		snprintf(p.message, sizeof(p.message), "%s", w[2]);
+		if (p.def)
+			o->report(o->arg, &p, 0);
+	} else if (!strcmp(w[0], "result") && n == 14) {
+		for (i = 0; i < 13; i++)
+			if (parse_u32(w[i + 1], &v[i]))
+				v[i] = 0;
+		r->status = (int)v[0];
+		r->skipped = (int)v[1];
+		r->halted = (int)v[2];
+		r->modified = (int)v[3];
+		r->problems = v[4];
+		r->fixed = v[5];
+		r->leaks = v[6];
+		r->nonleaks = v[7];
+		r->inodes_used = v[8];
+		r->inodes_count = v[9];
+		r->dirs = v[10];
+		parse_u64(w[12], &r->blocks_used);
+		parse_u64(w[13], &r->blocks_count);
+	} else if (!strcmp(w[0], "refused") && n == 2) {
+		bg_refused(u, w[1]);
+	} else if (!strcmp(w[0], "done") && n >= 2) {
+		*rc = (int)strtol(w[1], NULL, 10);
+		if (n >= 3) {
+			snprintf(where, sizeof(where), "%s", w[2]);
+			r->error_where = where;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * -b on an image a sufs-fuse daemon has mounted: the daemon runs the
+ * background check (it is the image's only writer) and reports it line by
+ * line, which goes to the same callbacks as a check of our own.  Ctrl-C
+ * asks the daemon to stop.  Returns as run_background().
+ */
+static int remote_background(struct ui *u, const struct sufs_check_opts *o,
+			     struct sufs_check_result *r, struct ctl *c)
+{
+	char flags[16], throttle[16], *w[CTL_MAX_WORDS];
+	int n, rc = 0, cancelled = 0, done = 0;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(flags, sizeof(flags), "%u", o->flags);
+	snprintf(throttle, sizeof(throttle), "%u", o->throttle_kib);
+	n = ctl_send(c, -1, "check", flags, throttle, NULL);
+	while (!n && !done) {
+		n = ctl_recv(c, w, CTL_MAX_WORDS, 200);
+		if (n == -ETIMEDOUT || n == -EINTR) {
+			if (interrupted && !cancelled)
+				cancelled = ctl_send(c, -1, "cancel", NULL) == 0;
+			n = 0;
+			continue;
+		}
+		if (n <= 0)
+			break;
+		done = remote_line(u, o, r, w, n, &rc);
+		n = 0;
+	}
+	ctl_close(c);
+	if (!done) {
+		rc = n < 0 ? n : -EPIPE; /* the daemon went away */
+		r->error_where = "talking to the sufs-fuse daemon";
+	}
+	if (rc == -SUFS_EBGREFUSED)
+		return rc;
+	if (rc) {
+		r->error = rc;
+		r->status |= rc == -ENOMEM ? SUFS_EXIT_LIBERROR : SUFS_EXIT_OPERROR;
+	}
+	return rc;
+}
+
 /*
  * -b: the background check of the image as a live file system.  Returns
  * as sufs_check() does, or -SUFS_EBGREFUSED (said on stderr) with the
@@ -455,9 +556,22 @@ static int run_background(struct ui *u, const struct sufs_check_opts *o,
 {
 	const struct sufs_super *sb;
 	struct sufs_fs *fs;
+	struct ctl c;
+	struct stat st;
 	char why[128];
 	int rc, err, refused;
 
+	/* a mounted image (or its mount point): the daemon checks it */
+	if (ctl_connect(u->image, &c) == 0)
+		return remote_background(u, o, r, &c);
+	if (stat(u->image, &st) == 0 && S_ISDIR(st.st_mode)) {
+		memset(r, 0, sizeof(*r));
+		snprintf(u->error, sizeof(u->error), "a directory, and not the mount point of a "
+			 "sufs-fuse mount");
+		r->error = -EISDIR;
+		r->status = SUFS_EXIT_OPERROR;
+		return -EISDIR;
+	}
 	/* The refusal is decided on a read-only look first: opened for
 	 * writing, the image is marked in use at once, and closing it would
 	 * record this session's mode over the one that makes it refused. */
@@ -627,6 +741,8 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL); /* the terminal went: stop as for SIGTERM */
 
+	if (!u.background && (o.flags & SUFS_CHECK_NO))
+		ctl_warn_if_live(u.image); /* what is read may be out of date */
 	rc = u.background ? run_background(&u, &o, &r) : sufs_check(u.image, &o, &r);
 	progress_off(&u);
 	if (rc == -SUFS_EBGREFUSED) {

@@ -19,6 +19,8 @@
 
 #include <sufs.h>
 
+#include "ctl.h"
+#include "remote.h"
 #include "util.h"
 
 #include <errno.h>
@@ -218,24 +220,28 @@ static int broken_error(const char *image, const char *name)
 	return EXIT_FAIL;
 }
 
-static int cmd_create(const char *image, const char *name)
+/* What a name that create found taken is: "snapshot", "leftover" (left by
+ * a create that did not finish) or "other". */
+static const char *taken_by(struct sufs_fs *fs, const char *name)
 {
-	struct sufs_fs *fs;
 	struct sufs_snap_info info;
-	char esc[ESCAPED_MAX];
-	int rc, status;
 
-	if (check_name(name))
-		return EXIT_USAGE;
-	status = open_image(image, SUFS_OPEN_RDWR, &fs);
-	if (status)
-		return status;
+	if (sufs_snap_find(fs, name, &info) == 0)
+		return "snapshot";
+	return leftover(fs, name) ? "leftover" : "other";
+}
+
+/* The message and status for create's return code. */
+static int create_status(const char *image, const char *name, int rc, const char *taken)
+{
+	char esc[ESCAPED_MAX];
+	int status = EXIT_OK;
+
 	escape_name_into(name, strlen(name), esc);
-	rc = sufs_snap_create(fs, name, &info);
-	if (rc == -EEXIST && sufs_snap_find(fs, name, &info) == 0) {
+	if (rc == -EEXIST && !strcmp(taken, "snapshot")) {
 		errmsg("%s: a snapshot named \"%s\" exists already", shown(image), esc);
 		status = EXIT_NAME;
-	} else if (rc == -EEXIST && leftover(fs, name)) {
+	} else if (rc == -EEXIST && !strcmp(taken, "leftover")) {
 		errmsg("%s: /.snap/%s is left from a create that did not finish: "
 		       "remove it with sufs-snap delete", shown(image), esc);
 		status = EXIT_NAME;
@@ -252,25 +258,39 @@ static int cmd_create(const char *image, const char *name)
 	} else if (rc) {
 		status = snap_error(image, name, ACT_CREATE, rc);
 	}
-	return close_image(image, fs, status);
+	return status;
 }
 
-static int cmd_list(const char *image, const struct opts *o)
+static int cmd_create(const char *image, const char *name)
 {
 	struct sufs_fs *fs;
-	struct sufs_snap_info s[SUFS_SNAP_SLOTS];
-	char esc[SUFS_SNAP_SLOTS][ESCAPED_MAX], when[64];
-	unsigned n, i;
-	int rc, status, width = 4;
+	struct sufs_snap_info info;
+	struct ctl c;
+	char taken[16] = "";
+	int rc, status;
 
-	status = open_image(image, 0, &fs);
+	if (check_name(name))
+		return EXIT_USAGE;
+	if (ctl_connect(image, &c) == 0) {
+		/* mounted: its daemon takes the snapshot */
+		rc = remote_create(&c, name, &info, taken, sizeof(taken));
+		return create_status(image, name, rc, taken);
+	}
+	status = open_image(image, SUFS_OPEN_RDWR, &fs);
 	if (status)
 		return status;
-	rc = sufs_snap_list(fs, s, &n);
-	if (rc) {
-		errmsg("%s: listing the snapshots: %s", shown(image), sufs_strerror(rc));
-		return close_image(image, fs, EXIT_FAIL);
-	}
+	rc = sufs_snap_create(fs, name, &info);
+	if (rc == -EEXIST)
+		snprintf(taken, sizeof(taken), "%s", taken_by(fs, name));
+	return close_image(image, fs, create_status(image, name, rc, taken));
+}
+
+static void print_list(const struct sufs_snap_info *s, unsigned n, const struct opts *o)
+{
+	char esc[SUFS_SNAP_SLOTS][ESCAPED_MAX], when[64];
+	unsigned i;
+	int width = 4;
+
 	if (o->json) {
 		printf("[");
 		for (i = 0; i < n; i++) {
@@ -279,7 +299,7 @@ static int cmd_list(const char *image, const struct opts *o)
 			printf("}");
 		}
 		printf("%s]\n", n ? "\n" : "");
-		return close_image(image, fs, EXIT_OK);
+		return;
 	}
 	for (i = 0; i < n; i++) {
 		escape_name_into(s[i].name, strlen(s[i].name), esc[i]);
@@ -293,6 +313,34 @@ static int cmd_list(const char *image, const struct opts *o)
 		printf("%-*s  %-20s  %12" PRIu64 "  %s\n", width, esc[i], when, s[i].blocks,
 		       s[i].broken ? "broken" : "ok");
 	}
+}
+
+static int cmd_list(const char *image, const struct opts *o)
+{
+	struct sufs_fs *fs;
+	struct sufs_snap_info s[SUFS_SNAP_SLOTS];
+	struct ctl c;
+	unsigned n;
+	int rc, status;
+
+	if (ctl_connect(image, &c) == 0) {
+		rc = remote_list(&c, s, &n);
+		if (rc) {
+			errmsg("%s: listing the snapshots: %s", shown(image), sufs_strerror(rc));
+			return EXIT_FAIL;
+		}
+		print_list(s, n, o);
+		return EXIT_OK;
+	}
+	status = open_image(image, 0, &fs);
+	if (status)
+		return status;
+	rc = sufs_snap_list(fs, s, &n);
+	if (rc) {
+		errmsg("%s: listing the snapshots: %s", shown(image), sufs_strerror(rc));
+		return close_image(image, fs, EXIT_FAIL);
+	}
+	print_list(s, n, o);
 	return close_image(image, fs, EXIT_OK);
 }
 
@@ -349,6 +397,7 @@ static int cmd_info(const char *image, const char *name, const struct opts *o)
 
 	if (check_name(name))
 		return EXIT_USAGE;
+	ctl_warn_if_live(image);
 	status = open_image(image, 0, &fs);
 	if (status)
 		return status;
@@ -385,10 +434,15 @@ static int cmd_info(const char *image, const char *name, const struct opts *o)
 static int cmd_delete(const char *image, const char *name)
 {
 	struct sufs_fs *fs;
+	struct ctl c;
 	int rc, status;
 
 	if (check_name(name))
 		return EXIT_USAGE;
+	if (ctl_connect(image, &c) == 0) {
+		rc = remote_delete(&c, name);
+		return rc ? snap_error(image, name, ACT_DELETE, rc) : EXIT_OK;
+	}
 	status = open_image(image, SUFS_OPEN_RDWR, &fs);
 	if (status)
 		return status;
@@ -401,12 +455,16 @@ static int cmd_delete(const char *image, const char *name)
 /* ---- export ---------------------------------------------------------------- */
 
 struct export {
-	const char *image, *out;
+	const char *image, *name, *out;
 	struct sufs_dev *view;
 	uint32_t block_size;
 	uint64_t blocks;
 	struct outfile file;       /* the output, whole or not at all */
 	int quiet;
+	struct ctl *ctl;           /* a mounted image: its daemon's channel */
+	struct progress bar;       /* the daemon's progress */
+	int bar_on;
+	char where[96];
 };
 
 static int all_zero(const uint8_t *b, size_t n)
@@ -489,81 +547,156 @@ static int copy_blocks(struct export *e, const char **where)
 	return rc;
 }
 
-static int cmd_export(const char *image, const char *name, const char *out,
-		      const struct opts *o)
+static void catch_signals(void)
 {
-	struct export e = { .image = image, .out = out, .file = { .fd = -1 }, .quiet = o->quiet };
-	struct sufs_snap_info info;
-	struct sufs_fs *fs, *vfs = NULL;
-	const struct sufs_super *vsb;
 	struct sigaction sa;
-	struct stat st;
-	const char *where = NULL;
-	char esc[ESCAPED_MAX];
-	int rc, status;
-
-	if (check_name(name))
-		return EXIT_USAGE;
-	status = check_output(image, out, o->force);
-	if (status)
-		return status;
-	status = open_image(image, 0, &fs);
-	if (status)
-		return status;
-	rc = sufs_snap_find(fs, name, &info);
-	if (!rc && info.broken)
-		return close_image(image, fs, broken_error(image, name));
-	if (!rc)
-		rc = sufs_snap_open_dev(fs, name, &e.view);
-	if (rc)
-		return close_image(image, fs, snap_error(image, name, ACT_READ, rc));
-	rc = sufs_open_dev(e.view, 0, 0, &vfs);
-	if (rc) {
-		sufs_dev_close(e.view);
-		return close_image(image, fs, snap_error(image, name, ACT_VIEW, rc));
-	}
-	vsb = sufs_get_super(vfs);
-	e.block_size = vsb->block_size;
-	e.blocks = vsb->blocks_count;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+}
 
+/* copy() writes the output's blocks into e->file; the status it says
+ * itself (a message made), or 0. */
+typedef int (*copy_fn)(struct export *e, const char **where, int *status);
+
+/* The output made by copy() in a temporary file, put in place; the exit
+ * status, after the message. */
+static int write_output(struct export *e, int force, copy_fn copy)
+{
+	struct stat st;
+	const char *where = NULL;
+	char esc[ESCAPED_MAX];
+	int rc, status = EXIT_OK;
+
+	catch_signals();
 	/* the copy is readable by no more users than the image */
-	rc = stat(image, &st) ? -errno : outfile_open(&e.file, out, st.st_mode);
+	rc = stat(e->image, &st) ? -errno : outfile_open(&e->file, e->out, st.st_mode);
 	if (rc == -EBUSY) {
 		errmsg("%s: another program has it open for writing; it is not replaced",
-		       shown(out));
-		status = EXIT_FAIL;
-		rc = 0;
-	} else if (rc) {
+		       shown(e->out));
+		return EXIT_FAIL;
+	}
+	if (rc) {
 		where = "making a temporary file beside the output";
 	} else {
-		rc = copy_blocks(&e, &where);
+		rc = copy(e, &where, &status);
 		if (!rc)
-			rc = outfile_commit(&e.file, o->force, &where);
+			rc = outfile_commit(&e->file, force, &where);
 		else
-			outfile_abort(&e.file);
+			outfile_abort(&e->file);
 	}
+	if (status)
+		return status;
 	if (rc == -EINTR && interrupted) {
-		errmsg("%s: interrupted; nothing was written", shown(out));
-		status = EXIT_FAIL;
-	} else if (rc) {
-		escape_name_into(name, strlen(name), esc);
-		errmsg("%s: exporting snapshot \"%s\" of %s: %s%s%s%s", shown(out), esc,
-		       shown(image), sufs_strerror(rc), where ? " (" : "", where ? where : "",
-		       where ? ")" : "");
-		status = EXIT_FAIL;
+		errmsg("%s: interrupted; nothing was written", shown(e->out));
+		return EXIT_FAIL;
 	}
+	if (rc) {
+		escape_name_into(e->name, strlen(e->name), esc);
+		errmsg("%s: exporting snapshot \"%s\" of %s: %s%s%s%s", shown(e->out), esc,
+		       shown(e->image), sufs_strerror(rc), where ? " (" : "", where ? where : "",
+		       where ? ")" : "");
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+static int copy_local(struct export *e, const char **where, int *status)
+{
+	(void)status;
+	return copy_blocks(e, where);
+}
+
+static int export_local(struct export *e, const struct opts *o)
+{
+	struct sufs_snap_info info;
+	struct sufs_fs *fs, *vfs = NULL;
+	const struct sufs_super *vsb;
+	int rc, status;
+
+	status = open_image(e->image, 0, &fs);
+	if (status)
+		return status;
+	rc = sufs_snap_find(fs, e->name, &info);
+	if (!rc && info.broken)
+		return close_image(e->image, fs, broken_error(e->image, e->name));
+	if (!rc)
+		rc = sufs_snap_open_dev(fs, e->name, &e->view);
+	if (rc)
+		return close_image(e->image, fs, snap_error(e->image, e->name, ACT_READ, rc));
+	rc = sufs_open_dev(e->view, 0, 0, &vfs);
+	if (rc) {
+		sufs_dev_close(e->view);
+		return close_image(e->image, fs, snap_error(e->image, e->name, ACT_VIEW, rc));
+	}
+	vsb = sufs_get_super(vfs);
+	e->block_size = vsb->block_size;
+	e->blocks = vsb->blocks_count;
+	status = write_output(e, o->force, copy_local);
 	rc = sufs_close(vfs); /* closes the view too */
 	if (rc) {
-		errmsg("%s: closing the view: %s", shown(image), sufs_strerror(rc));
+		errmsg("%s: closing the view: %s", shown(e->image), sufs_strerror(rc));
 		status = EXIT_FAIL;
 	}
-	return close_image(image, fs, status);
+	return close_image(e->image, fs, status);
+}
+
+static void remote_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct export *e = arg;
+
+	if (e->quiet)
+		return;
+	if (!e->bar_on) {
+		progress_start(&e->bar, "Exporting", total);
+		e->bar_on = 1;
+	}
+	progress_update(&e->bar, done);
+}
+
+/* The daemon copies the view into our temporary file. */
+static int copy_remote(struct export *e, const char **where, int *status)
+{
+	struct remote_export x = { .progress = remote_progress, .arg = e, .cancel = &interrupted };
+	int rc = remote_export(e->ctl, e->name, e->file.fd, &x);
+
+	if (e->bar_on) {
+		if (rc)
+			progress_stop(&e->bar);
+		else
+			progress_end(&e->bar);
+	}
+	if (rc && x.info.broken)
+		*status = broken_error(e->image, e->name);
+	else if (rc && (!strcmp(x.where, "read") || !strcmp(x.where, "view")))
+		*status = snap_error(e->image, e->name, x.where[0] == 'r' ? ACT_READ : ACT_VIEW, rc);
+	snprintf(e->where, sizeof(e->where), "%s", x.where);
+	*where = e->where[0] ? e->where : NULL;
+	return rc;
+}
+
+static int cmd_export(const char *image, const char *name, const char *out,
+		      const struct opts *o)
+{
+	struct export e = { .image = image, .name = name, .out = out, .file = { .fd = -1 },
+			    .quiet = o->quiet };
+	struct ctl c;
+	int status;
+
+	if (check_name(name))
+		return EXIT_USAGE;
+	status = check_output(image, out, o->force);
+	if (status)
+		return status;
+	if (ctl_connect(image, &c) == 0) {
+		/* mounted: its daemon reads the view (it is the only writer) */
+		e.ctl = &c;
+		return write_output(&e, o->force, copy_remote);
+	}
+	return export_local(&e, o);
 }
 
 /* ---- main ------------------------------------------------------------------ */

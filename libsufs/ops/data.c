@@ -106,7 +106,9 @@ static int trunc_tree(struct sufs_fs *fs, uint64_t ptr, int level, uint64_t base
 
 	for (l = 1; l < level; l++)
 		span *= fs->ptrs;
-	*whole = base >= lo && hi - base >= span * fs->ptrs;
+	/* hi > base first: a range that ends before the tree (a hole punched
+	 * in front of it) would make hi - base wrap around */
+	*whole = base >= lo && hi > base && hi - base >= span * fs->ptrs;
 	if (*whole) {
 		struct sufs_inode one = { 0 };
 		one.mode = S_IFREG;

@@ -20,7 +20,7 @@ refused() {
 bats_require_minimum_version 1.5.0
 
 @test "each bench script refuses an option with no value, and a count that is not one" {
-	for s in modes mkfs fsck bigdir snapshot pagefault; do
+	for s in modes mkfs fsck bigdir snapshot pagefault fuse; do
 		refused $s "--runs needs a value (see --help)" --runs
 		refused $s "--runs x: not a whole number of at least 1" --runs x
 		refused $s "--runs 0: not a whole number of at least 1" --runs 0
@@ -32,6 +32,7 @@ bats_require_minimum_version 1.5.0
 	refused snapshot "--ops : not a whole number of at least 1" --ops ""
 	refused modes "unknown option --fast (see --help)" --fast
 	refused floor "unknown option '--runs' (see --help)" --runs 3
+	refused fuse "--only: no workload fsck (untar, rmrf, postmark, build, fsync)" --only untar,fsck
 }
 
 @test "bench/ab refuses a missing work directory and a bad count, before it copies anything" {

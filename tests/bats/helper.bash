@@ -38,6 +38,7 @@ DEBUG=$SUFS_BUILDDIR/debug/sufs-debug
 FSCK=$SUFS_BUILDDIR/fsck/fsck.sufs
 REPLAY=$SUFS_BUILDDIR/replay/sufs-replay
 SNAP=$SUFS_BUILDDIR/snapshot/sufs-snap
+FUSE=$SUFS_BUILDDIR/fuse/sufs-fuse
 
 # The deterministic tree generator lives in shared/ beside the repository;
 # a clone without it gets MKTREE empty, and tests that need a tree build
@@ -80,6 +81,80 @@ on_tty() {
 	mapfile -t lines <<<"$output"
 }
 
+# require_fuse: sufs-fuse built, and a mount possible here: root (the
+# tests mount with allow_other and check owners), /dev/fuse usable and
+# fusermount3 there.  Skipped otherwise, saying which.
+require_fuse() {
+	[ -x "$FUSE" ] || skip "sufs-fuse is not built (configure did not find libfuse3)"
+	require_root
+	[ -c /dev/fuse ] && { : </dev/fuse; } 2>/dev/null || skip "needs /dev/fuse"
+	require_cmd fusermount3
+}
+
+# fuse_mount IMG DIR [ARG...]: mount IMG on DIR with sufs-fuse in the
+# foreground (-f), as a job of the test, its messages in $T/fuse.log; its
+# pid in $FUSE_PID.  Waits until the mount is there; fails if the daemon
+# exits first (its status in $status, its messages in $output).
+fuse_mount() {
+	local img=$1 dir=$2
+	shift 2
+	# a job of a script starts with SIGINT ignored, which sufs-fuse keeps
+	env --default-signal=INT "$FUSE" -f "$img" "$dir" "$@" >"$T/fuse.log" 2>&1 3>&- &
+	FUSE_PID=$!
+	for _ in $(seq 400); do
+		mountpoint -q "$dir" && return 0
+		kill -0 "$FUSE_PID" 2>/dev/null || break
+		sleep 0.025
+	done
+	status=0
+	wait "$FUSE_PID" || status=$?
+	output=$(cat "$T/fuse.log")
+	FUSE_PID=
+	return 1
+}
+
+# fuse_unmount DIR: unmount with fusermount3 -u and wait for the daemon
+# to have written everything back; its exit status is the function's.
+fuse_unmount() {
+	local rc=0
+	fusermount3 -u "$1" || return 1
+	if [ -n "${FUSE_PID:-}" ]; then
+		wait "$FUSE_PID" || rc=$?
+		FUSE_PID=
+	fi
+	return $rc
+}
+
+# wait_closed IMG: wait (10 s at most) until no program holds IMG's write
+# lock: a daemon in the background has closed it.
+wait_closed() {
+	for _ in $(seq 400); do
+		flock -n "$1" true && return 0
+		sleep 0.025
+	done
+	return 1
+}
+
+# fuse_cleanup DIR...: for teardown: whatever a test left mounted goes
+# (lazily if it must), and a daemon still running is killed.
+fuse_cleanup() {
+	local d
+	for d in "$@"; do
+		if mountpoint -q "$d" 2>/dev/null; then
+			fusermount3 -u "$d" 2>/dev/null || umount -l "$d" 2>/dev/null || true
+		fi
+	done
+	if [ -n "${FUSE_PID:-}" ]; then
+		for _ in $(seq 200); do
+			kill -0 "$FUSE_PID" 2>/dev/null || break
+			sleep 0.05
+		done
+		kill -9 "$FUSE_PID" 2>/dev/null || true
+		wait "$FUSE_PID" 2>/dev/null || true
+		FUSE_PID=
+	fi
+}
+
 require_mktree() {
 	[ -n "$MKTREE" ] || skip "needs shared/tools/mktree beside the repository"
 }
@@ -98,7 +173,7 @@ run_examples() {
 	mkdir -p "$T/run"
 	(
 		cd "$T/run" &&
-		PATH=$b/mkfs:$b/debug:$b/fsck:$b/replay:$b/dump:$b/snapshot:$PATH \
+		PATH=$b/mkfs:$b/debug:$b/fsck:$b/replay:$b/dump:$b/snapshot:$b/fuse:$PATH \
 			env -u TZ -u SOURCE_DATE_EPOCH bash "$T/examples.sh" >"$T/actual"
 	)
 }

@@ -2119,6 +2119,40 @@ static void punch_frees_the_blocks_of_a_range_and_zeroes_its_edges(void **state)
 	assert_int_equal(r.problems, 0);
 }
 
+static void punch_before_an_indirect_tree_leaves_the_tree_and_its_data(void **state)
+{
+	struct tfs *t = *state;
+	struct sufs_check_result r;
+	uint64_t free0;
+	uint32_t f;
+
+	remake_small_in_mode(t, 4u << 20, 0);
+	f = create(t->fs, SUFS_ROOT_INO, "f");
+	assert_int_equal(sufs_sync(t->fs), 0);
+	free0 = sufs_get_super(t->fs)->free_blocks;
+	/* 300 blocks of 1 KiB: 12 direct, 128 under the single indirect
+	 * block, 160 under the double one (its top block and two below) */
+	write_pattern(t->fs, f, 0, 300 * 1024, 11);
+	assert_int_equal(stat_(t->fs, f).blocks, 304);
+	/* direct blocks 2-5 only: both trees, which start after, stay whole */
+	assert_int_equal(sufs_punch(t->fs, f, 2 * 1024, 4 * 1024), 0);
+	assert_int_equal(stat_(t->fs, f).blocks, 300);
+	/* blocks 20-29, inside the single tree: the double tree stays */
+	assert_int_equal(sufs_punch(t->fs, f, 20 * 1024, 10 * 1024), 0);
+	assert_int_equal(stat_(t->fs, f).blocks, 290);
+	assert_pattern(t->fs, f, 0, 2 * 1024, 11);
+	assert_zeros(t->fs, f, 2 * 1024, 4 * 1024);
+	assert_pattern(t->fs, f, 6 * 1024, 14 * 1024, 11);
+	assert_zeros(t->fs, f, 20 * 1024, 10 * 1024);
+	assert_pattern(t->fs, f, 30 * 1024, 270 * 1024, 11);
+	assert_int_equal(sufs_sync(t->fs), 0);
+	assert_int_equal(sufs_get_super(t->fs)->free_blocks, free0 - 290);
+	tu_assert_summaries(t->fs);
+	tu_close(t);
+	check_image(t, SUFS_CHECK_NO, &r);
+	assert_int_equal(r.problems, 0);
+}
+
 static void punch_changes_nothing_past_the_end_and_refuses_what_is_not_a_file(void **state)
 {
 	struct sufs_fs *fs = fs_of(state);
@@ -2448,6 +2482,7 @@ int main(void)
 		IN_MODES(close_frees_the_files_held_that_no_name_reaches),
 		IN_MODES(punch_frees_the_blocks_of_a_range_and_zeroes_its_edges),
 		IN_MODES(punch_changes_nothing_past_the_end_and_refuses_what_is_not_a_file),
+		IN_MODES(punch_before_an_indirect_tree_leaves_the_tree_and_its_data),
 		T(a_crash_with_a_file_held_and_unlinked_leaves_a_leak),
 		IN_MODES(fsync_makes_a_file_durable_across_a_crash),
 		IN_MODES(fsync_of_a_directory_makes_the_names_in_it_durable),
