@@ -39,6 +39,7 @@
 #include "config.h"
 
 #include "crash.h"
+#include "sufs_test.h"
 #include "random.h"
 #include "script.h"
 #include "util.h"

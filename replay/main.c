@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include "crash.h"
+#include "sufs_test.h"
 #include "iodev.h"
 #include "random.h"
 #include "script.h"
