@@ -72,8 +72,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: %s [options] IMAGE [SIZE]\n"
 		"Make a sufs file system in the image file or block device IMAGE.\n"
-		"SIZE (bytes, or with a K, M, G or T suffix) creates or resizes an image file;\n"
-		"a block device is used whole unless SIZE says less.\n"
+		"SIZE (KiB, or blocks with -b, as mke2fs; or with a K, M, G or T suffix)\n"
+		"creates or resizes an image file; a block device is used whole unless SIZE\n"
+		"says less.\n"
 		"\n"
 		"  -b BLOCK-SIZE        block size: 1024 to 65536, a power of two (default 4096)\n"
 		"  -i BYTES-PER-INODE   one inode for every so many bytes (default 16384)\n"
@@ -86,7 +87,7 @@ static void usage(FILE *f)
 		"                       owner of the root directory: UID:GID, or the caller\n"
 		"                       (default: the owner of DIR with -d, else the caller)\n"
 		"  -n                   dry run: check everything, print the layout, write nothing\n"
-		"  -f                   overwrite a file system or partition table found on IMAGE\n"
+		"  -f, -F               overwrite a file system or partition table found on IMAGE\n"
 		"  -q                   quiet: print nothing but errors\n"
 		"      --help           print this help and exit\n"
 		"  -V, --version        print the version and exit\n"
@@ -184,6 +185,30 @@ static uint32_t opt_u32(int opt, const char *arg)
 	return v;
 }
 
+/*
+ * SIZE as mke2fs reads it: with a K, M, G or T suffix, so many bytes; a
+ * bare number is KiB, or blocks of -b's size when -b is given.
+ */
+static uint64_t parse_fs_size(const char *arg, uint32_t block_size)
+{
+	uint64_t v, unit = block_size ? block_size : 1024;
+	size_t len = strlen(arg);
+
+	if (sufs_parse_size(arg, &v)) {
+		errmsg("invalid SIZE '%s': a number of %s, or with a K, M, G or T suffix",
+		       shown(arg), block_size ? "blocks (-b)" : "KiB");
+		usage_error();
+	}
+	if (len && arg[len - 1] >= '0' && arg[len - 1] <= '9') {
+		if (v > UINT64_MAX / unit) {
+			errmsg("invalid SIZE '%s': too large", shown(arg));
+			usage_error();
+		}
+		v *= unit;
+	}
+	return v;
+}
+
 /* -E: comma-separated extended options. */
 static void parse_extended(struct args *a, const char *arg)
 {
@@ -246,7 +271,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 	memset(a, 0, sizeof(*a));
 	a->mo.root_uid = (uint32_t)getuid();
 	a->mo.root_gid = (uint32_t)getgid();
-	while ((c = getopt_long(argc, argv, "b:i:N:g:L:U:d:E:nfqV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:i:N:g:L:U:d:E:nfFqV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			a->mo.block_size = opt_size(optarg, SUFS_MIN_BLOCK_SIZE, SUFS_MAX_BLOCK_SIZE,
@@ -289,6 +314,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 			a->dry_run = 1;
 			break;
 		case 'f':
+		case 'F':
 			a->force = 1;
 			break;
 		case 'q':
@@ -314,11 +340,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 	}
 	a->image = argv[optind];
 	if (argc - optind == 2) {
-		if (sufs_parse_size(argv[optind + 1], &a->size)) {
-			errmsg("invalid SIZE '%s': bytes, or a number with a K, M, G or T suffix",
-			       shown(argv[optind + 1]));
-			usage_error();
-		}
+		a->size = parse_fs_size(argv[optind + 1], a->mo.block_size);
 		a->have_size = 1;
 	}
 	if (a->mo.blocks_per_group) {
@@ -653,13 +675,23 @@ static void check_fits(const struct args *a, struct populate_opts *po,
 		       const struct sufs_super *layout)
 {
 	struct populate_need need;
-	int rc = populate_count(a->srcdir, po, 0, &need);
+	int rc;
 
+	/* a slow symlink's target fills one block at most (man/sufs.5) */
+	po->symlink_max = layout->block_size < SUFS_PATH_MAX - 1 ? layout->block_size
+								 : SUFS_PATH_MAX - 1;
+	rc = populate_count(a->srcdir, po, 0, &need);
 	po->entries = need.entries;
-	if (!rc && !fits(&need, layout))
+	if (!rc && !need.too_long && !fits(&need, layout))
 		rc = populate_count(a->srcdir, po, 1, &need);
 	if (rc) {
 		errmsg("%s: %s", shown(a->srcdir), strerror(ENOMEM));
+		exit(EXIT_SOURCE);
+	}
+	if (need.too_long) {
+		errmsg("%s: a symlink's target of %llu bytes is longer than a %u-byte block, "
+		       "the most a symlink holds; use a larger -b", shown(need.too_long),
+		       (unsigned long long)need.too_long_size, layout->block_size);
 		exit(EXIT_SOURCE);
 	}
 	if (need.inodes > layout->free_inodes) {
