@@ -418,6 +418,18 @@ interrupt() {
 	assert_success
 }
 
+@test "SIGINT during fsck -fy says the check was interrupted, and prints no counts of files and blocks" {
+	mkimg "$IMG" 4G -i 4096
+	interrupt INT -fy
+	[ "$rc" -eq 32 ]
+	grep -qx "$IMG: interrupted; the check did not finish." "$T/out"
+	! grep -q 'files, .* blocks' "$T/out" || fail "counts after an interrupt: $(cat "$T/out")"
+	# a second run goes to the end, and counts
+	run "$FSCK" -fn "$IMG"
+	assert_success
+	assert_line --regexp "^$IMG: [0-9]+/[0-9]+ files, [0-9]+/[0-9]+ blocks\$"
+}
+
 @test "SIGTERM stops fsck -y cleanly with exit 32, and a full check then finds the image clean" {
 	mkimg "$IMG" 4G -i 4096
 	interrupt TERM -fy
@@ -495,6 +507,18 @@ interrupt() {
 	run --separate-stderr "$FSCK" -C 99 -f "$T/x" 99>&-
 	assert_failure 16
 	assert_equal "$stderr" "fsck.sufs: -C: file descriptor 99 is not open"
+}
+
+@test "fsck -fn puts one blank line before its last lines, when the last problem is in pass 5 too" {
+	mkpop
+	edit bit block "$(edit freeblock)" 1
+	run "$FSCK" -fn "$IMG"
+	assert_failure 4
+	assert_output --partial "marked in use but used by nothing.  Free? no"
+	# one blank line after the problem, none more before the warning
+	[[ $output == *$'Free? no\n\n'"$IMG: ********** WARNING: file system still has errors **********"$'\n\n'"$IMG: "* ]] ||
+		fail "not one blank line: $output"
+	! grep -qzP '\n\n\n' <<<"$output" || fail "two blank lines in a row: $output"
 }
 
 @test "-C and -s values that are not a descriptor or a place are usage errors" {
