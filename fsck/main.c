@@ -449,6 +449,26 @@ static int parse_sb(const char *s, uint64_t *off)
 	return 0;
 }
 
+/*
+ * `fsck.sufs -b 32768 IMAGE`, e2fsck's way to name a backup superblock:
+ * here -b is the background check and the backup is -s.  Say so, with the
+ * -s that names the copy at that block, when the image has one there.
+ */
+static void b_is_background(uint64_t blk, const char *image)
+{
+	uint64_t off;
+	uint32_t bs;
+
+	errmsg("-b is the background check, and takes no block number; a backup "
+	       "superblock is given with -s");
+	if (sb_find(image, blk, &off, &bs) == 0)
+		errmsg("the superblock copy at block %llu of %s: fsck.sufs -s %llu:%u %s",
+		       (unsigned long long)blk, shown(image), (unsigned long long)blk, bs,
+		       shown(image));
+	else
+		errmsg("give it as -s BLOCK:BLOCKSIZE, or as a byte offset");
+}
+
 /* Why the library would refuse a background check of this superblock
  * (sufs_check_background()'s rule), in why; 0 when it would not. */
 static int bg_refusal(const struct sufs_super *sb, char *why, size_t len)
@@ -553,6 +573,7 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	int c, modes = 0, status, rc, throttle = 0;
 	uint32_t fd;
+	uint64_t blk;
 
 	prog_init("fsck.sufs", argv);
 	memset(&u, 0, sizeof(u));
@@ -600,6 +621,10 @@ int main(int argc, char **argv)
 		case 'V': print_version(); return 0;
 		default: usage(stderr); return SUFS_EXIT_USAGE;
 		}
+	}
+	if (u.background && argc - optind == 2 && !parse_u64(argv[optind], &blk)) {
+		b_is_background(blk, argv[optind + 1]);
+		return SUFS_EXIT_USAGE;
 	}
 	if (optind != argc - 1) {
 		if (optind == argc)

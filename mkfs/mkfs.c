@@ -33,18 +33,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Exit statuses (man/mkfs.sufs.8, EXIT STATUS). */
+/* Exit statuses (common/util.h; man/mkfs.sufs.8, EXIT STATUS), by what
+ * they mean to mkfs.sufs. */
 enum {
-	EXIT_OK = 0,
-	EXIT_USAGE = 1,   /* bad command line or option value */
-	EXIT_TARGET = 2,  /* the image cannot be used (open, create, size, holds a file system) */
-	EXIT_LAYOUT = 4,  /* the requested layout does not fit */
-	EXIT_SOURCE = 8,  /* the -d source cannot be read, or does not fit */
-	EXIT_IO = 16,     /* writing the image failed */
+	EXIT_TARGET = EXIT_IMAGE,   /* the image cannot be used (open, create, size,
+				       holds a file system) */
+	EXIT_LAYOUT = EXIT_FAILED,  /* the requested layout does not fit */
+	EXIT_SOURCE = EXIT_FILE,    /* the -d source cannot be read, or does not fit */
 };
 
 struct args {
@@ -94,8 +92,9 @@ static void usage(FILE *f)
 		"\n"
 		"SOURCE_DATE_EPOCH in the environment fixes every timestamp (and the UUID,\n"
 		"unless -U is given) so that the same inputs make the same image, byte for byte.\n"
-		"Exit status: 0 done, 1 usage, 2 target unusable, 4 layout does not fit,\n"
-		"8 -d source problem, 16 write error.  See mkfs.sufs(8).\n",
+		"Exit status: 0 done, 1 usage error, 2 the image cannot be used, 4 the layout\n"
+		"does not fit, 8 the -d source cannot be used, 16 writing the image failed.\n"
+		"See mkfs.sufs(8).\n",
 		prog);
 }
 
@@ -106,60 +105,6 @@ static void usage_error(void)
 }
 
 /* ---- option values ---------------------------------------------------------- */
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* The canonical form: 8-4-4-4-12 hex digits. */
-static int parse_uuid(const char *s, uint8_t uuid[16])
-{
-	unsigned i = 0, n = 0;
-
-	if (strlen(s) != 36)
-		return -1;
-	while (i < 36) {
-		int hi, lo;
-		if (i == 8 || i == 13 || i == 18 || i == 23) {
-			if (s[i++] != '-')
-				return -1;
-			continue;
-		}
-		hi = hexval(s[i]);
-		lo = hexval(s[i + 1]);
-		if (hi < 0 || lo < 0)
-			return -1;
-		uuid[n++] = (uint8_t)(hi << 4 | lo);
-		i += 2;
-	}
-	return 0;
-}
-
-/* A version 4 (random) UUID. */
-static int random_uuid(uint8_t uuid[16])
-{
-	size_t got = 0;
-
-	while (got < 16) {
-		ssize_t n = getrandom(uuid + got, 16 - got, 0);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		got += (size_t)n;
-	}
-	uuid[6] = (uint8_t)((uuid[6] & 0x0f) | 0x40);
-	uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
-	return 0;
-}
 
 /* -b, -i: a size (suffixes allowed) from min to max. */
 static uint32_t opt_size(const char *arg, uint64_t min, uint64_t max, const char *what,
@@ -265,7 +210,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *uuid_arg = NULL;
+	const char *uuid_opt = NULL;
 	int c;
 
 	memset(a, 0, sizeof(*a));
@@ -302,7 +247,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 			strcpy(a->mo.label, optarg);
 			break;
 		case 'U':
-			uuid_arg = optarg;
+			uuid_opt = optarg;
 			break;
 		case 'd':
 			a->srcdir = optarg;
@@ -353,17 +298,17 @@ static void parse_args(int argc, char **argv, struct args *a)
 		}
 	}
 	parse_source_date_epoch(a);
-	if (uuid_arg && strcmp(uuid_arg, "random") == 0) {
-		int rc = random_uuid(a->mo.uuid);
+	if (uuid_opt && strcmp(uuid_opt, "random") == 0) {
+		int rc = uuid_random(a->mo.uuid);
 		if (rc) {
 			errmsg("cannot make a random UUID: %s", sufs_strerror(rc));
 			exit(EXIT_USAGE);
 		}
 		a->mo.have_uuid = 1;
-	} else if (uuid_arg) {
-		if (parse_uuid(uuid_arg, a->mo.uuid)) {
+	} else if (uuid_opt) {
+		if (uuid_parse(uuid_opt, a->mo.uuid)) {
 			errmsg("invalid UUID '%s': expected 8-4-4-4-12 hex digits, or \"random\"",
-			       shown(uuid_arg));
+			       shown(uuid_opt));
 			usage_error();
 		}
 		a->mo.have_uuid = 1;
@@ -759,7 +704,7 @@ static void print_count(uint64_t n, const char *one, const char *many, const cha
 static void print_populate_stats(const struct populate_stats *s, const char *dir)
 {
 	printf("Copied from %s: ", shown(dir));
-	print_count(s->files, "file", "files", ", ");
+	print_count(s->files, "regular file", "regular files", ", ");
 	print_count(s->dirs, "directory", "directories", ", ");
 	print_count(s->symlinks, "symlink", "symlinks", ", ");
 	print_count(s->hardlinks, "hard link", "hard links", ", ");

@@ -751,7 +751,7 @@ with open(sys.argv[1], "r+b") as f:
 	mksrc "$T/src"
 	run "$MKFS" -d "$T/src" "$T/img" 16M
 	assert_success
-	assert_output --partial "Copied from $T/src: 3 files, 3 directories, 2 symlinks, 1 hard link, 1 special file (293.0 KiB of data)"
+	assert_output --partial "Copied from $T/src: 3 regular files, 3 directories, 2 symlinks, 1 hard link, 1 special file (293.0 KiB of data)"
 	mkdir "$T/out"
 	dbg "$T/img" "rdump / $T/out"
 	run diff -r --no-dereference -x fifo "$T/src" "$T/out"
@@ -861,7 +861,7 @@ EOF2
 	mknod "$T/src/disk" b 8 17
 	"$MKFS" -q -d "$T/src" "$T/img" 16M
 	run dbg "$T/img" "stat /null"
-	assert_output --partial "Type: character special"
+	assert_output --partial "Type: character device"
 	assert_output --partial "Device major/minor number: 1, 3"
 	run dbg "$T/img" "stat /disk"
 	assert_output --partial "Device major/minor number: 8, 17"
