@@ -1,8 +1,8 @@
 /*
  * uuid.c - UUIDs as the programs take them: given as 8-4-4-4-12 hex
  * digits, or made (random, or from the time, as tune2fs -U makes them),
- * or cleared.  mkfs.sufs -U and sufs-debug's set_super_value uuid share
- * it.
+ * or cleared.  mkfs.sufs -U, sufs-tune -U and sufs-debug's
+ * set_super_value uuid share it.
  */
 #include "config.h"
 #include "util.h"

@@ -1087,6 +1087,8 @@ static int cmd_super(struct session *s, int argc, char **argv)
 	       sb->flags & SUFS_FLAG_NEEDS_FSCK ? " needs_fsck" : "",
 	       sb->flags & SUFS_FLAG_INCOMPLETE ? " incomplete" : "");
 	printf("%-26s%u (%s)\n", "Write mode:", sb->write_mode, sufs_mode_name(sb->write_mode));
+	printf("%-26s%u (%s)\n", "Default write mode:", sb->default_mode,
+	       sufs_mode_name(sb->default_mode));
 	printf("%-26s%u\n", "Mount count:", sb->mount_count);
 	print_sb_time("Created:", sb->mkfs_time);
 	print_sb_time("Last opened for writing:", sb->mount_time);

@@ -95,6 +95,7 @@ static const struct field super_fields[] = {
 	{ "features_incompat", "feature_incompat", 200, 4, F_UINT, 0, 0 },
 	{ "features_ro_compat", "feature_ro_compat", 204, 4, F_UINT, 0, 0 },
 	{ "check_result", NULL, 208, 4, F_UINT, 0, 0 },
+	{ "default_mode", NULL, 212, 4, F_UINT, 0, 0 },
 	{ "snap[].ino", NULL, 256, 4, F_UINT, SUFS_SNAP_SLOTS, 32 },
 	{ "snap[].flags", NULL, 260, 4, F_UINT, SUFS_SNAP_SLOTS, 32 },
 	{ "snap[].time", NULL, 264, 8, F_INT, SUFS_SNAP_SLOTS, 32 },

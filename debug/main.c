@@ -628,6 +628,15 @@ int session_open(struct session *s)
 
 	if (rc)
 		return rc;
+	/* the image's default write mode (sufs-tune -o), softdep unless set */
+	if (s->writable && sufs_get_super(s->fs)->default_mode != SUFS_MODE_SOFTDEP) {
+		rc = sufs_set_mode(s->fs, sufs_get_super(s->fs)->default_mode);
+		if (rc) {
+			sufs_abandon(s->fs);
+			s->fs = NULL;
+			return rc;
+		}
+	}
 	/* write back only when asked (flush, sync, fsync, quit), so that the
 	 * dependency views see what the commands left pending */
 	sufs_set_writeback(s->fs, 100, 0);

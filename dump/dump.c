@@ -467,6 +467,7 @@ static void show_super(struct dump *d)
 	const struct sufs_super *sb = d->sb;
 	uint32_t stored = 0, computed = 0;
 	const char *mode = sufs_mode_name(sb->write_mode);
+	const char *dmode = sufs_mode_name(sb->default_mode);
 	int ok;
 
 	check_super(d, &ok, &stored, &computed);
@@ -487,8 +488,11 @@ static void show_super(struct dump *d)
 	if (d->json) {
 		j_u64(&d->j, "write_mode", sb->write_mode);
 		j_str(&d->j, "write_mode_name", mode, strlen(mode));
+		j_u64(&d->j, "default_mode", sb->default_mode);
+		j_str(&d->j, "default_mode_name", dmode, strlen(dmode));
 	} else {
 		fprintf(d->out, "%-*s%s\n", LABEL_WIDTH, "Write mode:", mode);
+		fprintf(d->out, "%-*s%s\n", LABEL_WIDTH, "Default write mode:", dmode);
 	}
 	field_u64(d, "Block size:", "block_size", sb->block_size);
 	field_u64(d, "Inode size:", "inode_size", sb->inode_size);

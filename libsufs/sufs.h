@@ -153,6 +153,8 @@ struct sufs_super {
 	uint32_t features_incompat;
 	uint32_t features_ro_compat;
 	uint32_t check_result;     /* result of the last check (fsck exit code) */
+	uint32_t default_mode;     /* the write mode programs use unless told one
+	                              (enum sufs_mode; sufs-tune -o sets it) */
 	struct sufs_snap_slot snap[SUFS_SNAP_SLOTS];
 	uint32_t checksum;
 };

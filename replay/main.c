@@ -50,6 +50,7 @@ struct args {
 	const char *script;       /* NULL with --random */
 	const char *iolog;
 	unsigned mode;
+	int mode_given;           /* --mode: else the image's default (sufs-tune -o) */
 	int stats, json;
 	int crash_kind;           /* 0, 'w' (--crash-after-write) or 'e' (--crash-after-epoch) */
 	uint64_t crash_at;
@@ -150,7 +151,8 @@ static void usage(FILE *f)
 		"Run the operations of SCRIPT (- for standard input), one a line, on the sufs\n"
 		"image IMAGE; or a random workload of N operations.\n"
 		"\n"
-		"      --mode MODE              write mode: softdep (default), sync or async\n"
+		"      --mode MODE              write mode: softdep, sync or async (default:\n"
+		"                               the image's default mode, softdep unless set)\n"
 		"      --stats                  print counters after the run\n"
 		"      --json                   print them as a JSON object (implies --stats)\n"
 		"      --iolog FILE             record every block write and barrier in FILE\n"
@@ -287,6 +289,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 			if (sufs_mode_parse(optarg, &a->mode))
 				usage_error("invalid mode '%s': softdep, sync or async", optarg);
 			have_mode = 1;
+			a->mode_given = 1;
 			break;
 		case OPT_STATS:
 			a->stats = stats = 1;
@@ -905,7 +908,7 @@ static int open_fs(const struct args *a, struct iodev **io, struct sufs_fs **fs)
 		errmsg("cannot open %s: %s", shown(a->image), open_error(a->image, rc));
 		return EXIT_OPEN;
 	}
-	rc = sufs_set_mode(*fs, a->mode);
+	rc = sufs_set_mode(*fs, a->mode_given ? a->mode : sufs_get_super(*fs)->default_mode);
 	if (!rc)
 		rc = sufs_test_break_rule(*fs, a->broken_rule);
 	if (rc) {
@@ -953,6 +956,8 @@ int main(int argc, char **argv)
 		status = crashed(fs, io, &r, PHASE_OPEN, 0);
 		fs = NULL;
 	}
+	if (!status && !a.mode_given)
+		r.mode = sufs_get_super(fs)->default_mode;
 	if (!status && a.random) {
 		rc = random_open(fs, a.seed, &src.gen);
 		if (rc) {

@@ -288,7 +288,7 @@ EOF
 	assert_success
 }
 
-@test "set_super_value uuid takes random, time and clear, as tune2fs -U" {
+@test "set_super_value uuid takes random, time and clear, as sufs-tune -U" {
 	run "$DEBUG" -w -R "ssv uuid random" "$IMG"
 	assert_success
 	run "$DUMP" -h "$IMG"

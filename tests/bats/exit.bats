@@ -19,6 +19,7 @@ programs() {
 	sufs-debug $DEBUG
 	sufs-replay $REPLAY
 	sufs-snap $SNAP
+	sufs-tune $TUNE
 	EOF
 }
 
@@ -30,6 +31,7 @@ on_image() {
 	sufs-debug)  run --separate-stderr "$2" -R ls "$3" ;;
 	sufs-replay) run --separate-stderr "$2" "$3" - </dev/null ;;
 	sufs-snap)   run --separate-stderr "$2" list "$3" ;;
+	sufs-tune)   run --separate-stderr "$2" -l "$3" ;;
 	esac
 }
 
@@ -106,7 +108,7 @@ on_image() {
 
 @test "every man page but fsck.sufs(8) says the same of the codes" {
 	local page first=
-	for page in mkfs.sufs.8 sufs-dump.8 sufs-debug.8 sufs-replay.8 sufs-snap.8; do
+	for page in mkfs.sufs.8 sufs-dump.8 sufs-debug.8 sufs-replay.8 sufs-snap.8 sufs-tune.8; do
 		# from the section's start to the program's own list ("For ...")
 		sed -n '/^\.SH EXIT STATUS/,/^For$/p' "$SUFS_SRCDIR/man/$page" >"$T/$page"
 		grep -q '^For$' "$T/$page" || fail "$page: no common part"

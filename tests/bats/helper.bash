@@ -38,6 +38,7 @@ DEBUG=$SUFS_BUILDDIR/debug/sufs-debug
 FSCK=$SUFS_BUILDDIR/fsck/fsck.sufs
 REPLAY=$SUFS_BUILDDIR/replay/sufs-replay
 SNAP=$SUFS_BUILDDIR/snapshot/sufs-snap
+TUNE=$SUFS_BUILDDIR/tune/sufs-tune
 
 # The deterministic tree generator lives in shared/ beside the repository;
 # a clone without it gets MKTREE empty, and tests that need a tree build
@@ -98,7 +99,7 @@ run_examples() {
 	mkdir -p "$T/run"
 	(
 		cd "$T/run" &&
-		PATH=$b/mkfs:$b/debug:$b/fsck:$b/replay:$b/dump:$b/snapshot:$PATH \
+		PATH=$b/mkfs:$b/debug:$b/fsck:$b/replay:$b/dump:$b/snapshot:$b/tune:$PATH \
 			env -u TZ -u SOURCE_DATE_EPOCH bash "$T/examples.sh" >"$T/actual"
 	)
 }

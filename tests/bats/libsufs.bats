@@ -33,7 +33,7 @@ build() {
 @test "make install prefix=DIR: the programs find the library there, and sufs.pc points there" {
 	local p
 	for p in bin/sufs-dump bin/sufs-debug bin/sufs-replay sbin/mkfs.sufs sbin/fsck.sufs \
-		sbin/sufs-snap; do
+		sbin/sufs-snap sbin/sufs-tune; do
 		run env -u LD_LIBRARY_PATH "$INST/$p" --version
 		assert_success
 		assert_output --regexp "^${p#*/} \(sufs\) [0-9]"
@@ -46,6 +46,7 @@ build() {
 	run pc --cflags sufs
 	assert_output --regexp "^-I$INST/include( |$)"
 	[ -f "$INST/share/man/man3/libsufs.3" ]
+	[ -f "$INST/share/man/man8/sufs-tune.8" ]
 }
 
 @test "the installed header has the version macros and no test hooks" {

@@ -135,3 +135,19 @@ refused() {
 	refused
 	release "$IMG"
 }
+
+@test "sufs-tune refuses a held image, and changes it once it is free" {
+	hold "$IMG"
+	run --separate-stderr "$TUNE" -L new -U random -o sync "$IMG"
+	assert_failure 2
+	assert_equal "$stderr" "sufs-tune: cannot open $IMG: another program has it open for writing"
+	refused
+	# listing only reads
+	run "$TUNE" -l "$IMG"
+	assert_success
+	release "$IMG"
+	run "$TUNE" -L new "$IMG"
+	assert_success
+	run "$TUNE" -l "$IMG"
+	assert_line "Filesystem volume name:   new"
+}
