@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -325,6 +326,20 @@ const char *open_error(const char *image, int rc)
 	}
 	sufs_dev_close(dev);
 	return buf[0] ? buf : sufs_strerror(rc);
+}
+
+const char *type_name(uint32_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG:  return "regular file";
+	case S_IFDIR:  return "directory";
+	case S_IFLNK:  return "symlink";
+	case S_IFCHR:  return "character device";
+	case S_IFBLK:  return "block device";
+	case S_IFIFO:  return "fifo";
+	case S_IFSOCK: return "socket";
+	}
+	return mode ? "bad type" : "free";
 }
 
 double now_seconds(void)

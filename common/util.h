@@ -12,6 +12,31 @@
 
 extern const char *prog;
 
+/*
+ * Exit statuses: one scheme for every program but fsck.sufs, which keeps
+ * fsck(8)'s.  Each code means the same in every program, and the EXIT
+ * STATUS of each man page says so in the same words; a program uses the
+ * codes that can happen to it.  tests/bats/exit.bats holds them to it.
+ */
+enum {
+	EXIT_OK = 0,
+	EXIT_USAGE = 1,     /* the command line is wrong: nothing was done */
+	EXIT_IMAGE = 2,     /* the image cannot be used: it cannot be opened (or made),
+			       is not sufs, its superblock is bad, or another program
+			       has it open for writing */
+	EXIT_NOTFOUND = 3,  /* what the command line names in the image is not there
+			       (or, to be made, is there already) */
+	EXIT_FAILED = 4,    /* the work failed or found damage (the message says
+			       what: a command, a checksum, a layout, ...) */
+	EXIT_FILE = 8,      /* a file other than the image cannot be used (a source
+			       tree, a script, an output file) */
+	EXIT_IO = 16,       /* reading or writing the image failed on the way:
+			       changes may be lost */
+	EXIT_CRASHED = 32,  /* sufs-replay: stopped at the crash point asked for */
+	EXIT_VIOLATION = 64, /* sufs-replay --crash-check: a crash state broke the
+			        promise */
+};
+
 /* Remember the program's name for messages, and put it in argv[0] for
  * getopt's (not the path it was run by, a libtool wrapper's in a build);
  * ignore SIGXFSZ, so that a file size limit is an error (EFBIG). */
@@ -27,6 +52,11 @@ void print_version(void);
 int parse_u64(const char *s, uint64_t *out);
 int parse_u32(const char *s, uint32_t *out);
 int parse_i64(const char *s, int64_t *out);
+
+/* The name every program gives an inode's type in text: "regular file",
+ * "directory", "symlink", "character device", "block device", "fifo",
+ * "socket"; "free" for a mode of 0, "bad type" for any other. */
+const char *type_name(uint32_t mode);
 
 /* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if none. */
 size_t utf8_len(const void *s, size_t n);
@@ -96,6 +126,33 @@ size_t escape_name_into(const char *name, size_t len, char *out);
  * four buffers reused in turn, so at most four in one message; a string
  * longer than 1,024 bytes is cut, with "..." after it; an empty one is ''. */
 const char *shown(const char *s);
+
+/*
+ * -s BLOCK, a backup superblock (sbopt.c): BLOCK alone, the block size
+ * found from the copy there, or BLOCK:BLOCKSIZE.  sb_option() sets *off
+ * to its byte offset and returns EXIT_OK, or says why not and returns
+ * EXIT_USAGE (malformed) or EXIT_IMAGE (no copy there, or no image).
+ * sb_find(): the copy at block blk, for whichever block size has it
+ * there: 0, -ENOENT, or the error opening the image.
+ */
+int sb_option(const char *image, const char *arg, uint64_t *off);
+int sb_find(const char *image, uint64_t blk, uint64_t *off, uint32_t *block_size);
+/* sufs_open(), or from the superblock at byte sb_offset when it is not 0. */
+struct sufs_fs;
+int open_image(const char *image, unsigned flags, uint64_t sb_offset, struct sufs_fs **fs);
+
+/*
+ * UUIDs (uuid.c).  uuid_parse(): 8-4-4-4-12 hex digits; 0 or -1.
+ * uuid_random(), uuid_time(): versions 4 and 1; 0 or a negative errno.
+ * uuid_arg(): what a user may give: the digits, "random", "time", or
+ * "clear" (or "null": all zeros); 0, or -1 with *why.  uuid_format():
+ * the digits, lowercase.
+ */
+int uuid_parse(const char *s, uint8_t uuid[16]);
+int uuid_random(uint8_t uuid[16]);
+int uuid_time(uint8_t uuid[16]);
+int uuid_arg(const char *s, uint8_t uuid[16], const char **why);
+void uuid_format(const uint8_t uuid[16], char out[37]);
 
 /* The message for sufs_open(image) failing with rc: sufs_strerror(rc), and
  * for a checksum or a field that fails, where: "checksum does not match

@@ -163,20 +163,6 @@ static void mode_string(uint32_t mode, char out[11])
 	out[10] = '\0';
 }
 
-static const char *type_name(uint32_t mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFREG:  return "regular";
-	case S_IFDIR:  return "directory";
-	case S_IFLNK:  return "symlink";
-	case S_IFCHR:  return "character special";
-	case S_IFBLK:  return "block special";
-	case S_IFIFO:  return "FIFO";
-	case S_IFSOCK: return "socket";
-	}
-	return mode ? "bad type" : "free";
-}
-
 /*
  * sufs_namei(), except that a last component whose inode is damaged still
  * resolves when it is not to be followed: a debugger must be able to show
@@ -906,7 +892,9 @@ static int cmd_icheck(struct session *s, int argc, char **argv)
 		ic.n++;
 	}
 	for (ino = 1; ino <= sb->inodes_count && ic.left; ino++) {
-		int err = sufs_bitmap_test(s->fs, SUFS_BITMAP_INODE, ino, &set);
+		/* catastrophic mode reads no bitmap: every inode is looked at */
+		int err = s->catastrophic ? (set = 1, 0)
+					  : sufs_bitmap_test(s->fs, SUFS_BITMAP_INODE, ino, &set);
 		if (err) {
 			rc = fail(argv[0], NULL, "inode bitmap at inode %u: %s", ino, sufs_strerror(err));
 			break;
@@ -918,6 +906,8 @@ static int cmd_icheck(struct session *s, int argc, char **argv)
 			fail(argv[0], NULL, "warning: inode %u: %s (skipped)", ino, sufs_strerror(err));
 			continue;
 		}
+		if (!err && s->catastrophic && (!in.mode || !in.links))
+			continue;  /* free, as far as the inode itself says */
 		if (!err)
 			err = sufs_block_iterate(s->fs, ino, icheck_block, &ic);
 		if (err < 0)
@@ -1097,6 +1087,8 @@ static int cmd_super(struct session *s, int argc, char **argv)
 	       sb->flags & SUFS_FLAG_NEEDS_FSCK ? " needs_fsck" : "",
 	       sb->flags & SUFS_FLAG_INCOMPLETE ? " incomplete" : "");
 	printf("%-26s%u (%s)\n", "Write mode:", sb->write_mode, sufs_mode_name(sb->write_mode));
+	printf("%-26s%u (%s)\n", "Default write mode:", sb->default_mode,
+	       sufs_mode_name(sb->default_mode));
 	printf("%-26s%u\n", "Mount count:", sb->mount_count);
 	print_sb_time("Created:", sb->mkfs_time);
 	print_sb_time("Last opened for writing:", sb->mount_time);
@@ -1194,16 +1186,22 @@ const struct command commands[] = {
 	  "one line per group: layout, free counts, checksum", cmd_groups, 0 },
 	{ "block_dump", { "bd", NULL }, "[-d] BLOCK | [-d] -f PATH LBLK",
 	  "hex and ASCII of a block as in memory (-d: as on disk)", cmd_block_dump, 0 },
+	{ "inode_dump", { "id", NULL }, "[-b] PATH",
+	  "hex and ASCII of an inode as in memory (-b: its block pointers)", cmd_inode_dump, 0 },
 	{ "imap", { NULL }, "PATH",
 	  "where an inode lies: its group, block and offset", cmd_imap, 0 },
+	{ "dirsearch", { NULL }, "DIR NAME",
+	  "where NAME's entry lies in directory DIR: block and offset", cmd_dirsearch, 0 },
+	{ "filefrag", { NULL }, "[-v] PATH",
+	  "how many runs of contiguous blocks hold a file (-v: each run)", cmd_filefrag, 0 },
 	{ "testb", { NULL }, "BLOCK [COUNT]",
-	  "whether blocks are marked in use in the bitmap", cmd_testb, 0 },
+	  "whether blocks are marked in use in the bitmap", cmd_testb, CMD_NEEDS_BITMAPS },
 	{ "testi", { NULL }, "PATH",
-	  "whether an inode is marked in use in the bitmap", cmd_testi, 0 },
+	  "whether an inode is marked in use in the bitmap", cmd_testi, CMD_NEEDS_BITMAPS },
 	{ "ffb", { "find_free_block", NULL }, "[COUNT [GOAL]]",
-	  "find free blocks, from GOAL on", cmd_ffb, 0 },
+	  "find free blocks, from GOAL on", cmd_ffb, CMD_NEEDS_BITMAPS },
 	{ "ffi", { "find_free_inode", NULL }, "[COUNT [GOAL]]",
-	  "find free inodes, from GOAL on", cmd_ffi, 0 },
+	  "find free inodes, from GOAL on", cmd_ffi, CMD_NEEDS_BITMAPS },
 	/* the dependency engine: what is pending in memory (deps.c) */
 	{ "deps", { NULL }, "[--chains | --dot FILE | --svg FILE] [BLOCK|PATH]",
 	  "pending updates: kind, block, bytes, state, what each waits for", cmd_deps, 0 },
@@ -1222,8 +1220,12 @@ const struct command commands[] = {
 	{ "create", { NULL }, "PATH [MODE]", "make an empty file", cmd_script, CMD_NEEDS_WRITE },
 	{ "mknod", { NULL }, "PATH c|b|p|s [MAJOR MINOR] [MODE]",
 	  "make a device node, fifo or socket", cmd_script, CMD_NEEDS_WRITE },
-	{ "write", { NULL }, "PATH OFFSET LENGTH [SEED]",
-	  "write LENGTH pattern bytes (from SEED) at OFFSET", cmd_script, CMD_NEEDS_WRITE },
+	{ "write", { NULL }, "HOSTFILE PATH | PATH OFFSET LENGTH [SEED]",
+	  "copy HOSTFILE in as the new file PATH (4 words or more: the script's write)",
+	  cmd_write, CMD_NEEDS_WRITE },
+	{ "punch", { NULL }, "PATH START [END]",
+	  "free logical blocks START to END (default: to the end); the size stays",
+	  cmd_punch, CMD_NEEDS_WRITE },
 	{ "truncate", { NULL }, "PATH SIZE", "grow or shrink a file", cmd_script, CMD_NEEDS_WRITE },
 	{ "link", { "ln", NULL }, "OLDPATH NEWPATH", "make a hard link", cmd_script,
 	  CMD_NEEDS_WRITE },
@@ -1339,6 +1341,8 @@ int command_line(struct session *s, const char *line)
 	} else if ((c->flags & CMD_NEEDS_WRITE) && !s->writable &&
 		   !((c->flags & CMD_LIST_FIELDS) && argc == 2 && strcmp(argv[1], "-l") == 0)) {
 		rc = fail(argv[0], NULL, "the image is open read-only (use -w)");
+	} else if ((c->flags & CMD_NEEDS_BITMAPS) && s->catastrophic) {
+		rc = fail(argv[0], NULL, "catastrophic mode (-c) reads no bitmap");
 	} else {
 		rc = c->run(s, argc, argv) ? 1 : 0;
 	}

@@ -27,11 +27,14 @@ struct session {
 	struct edits *edits;       /* edit.c: edits made on the image after the close */
 	int fixed_time;            /* SOURCE_DATE_EPOCH: the clock of new timestamps */
 	int64_t time_sec;
+	uint64_t sb_offset;        /* -s: the backup superblock opened from, else 0 */
+	int catastrophic;          /* -c: checksums ignored, no bitmap read */
 };
 
 /* command flags */
 #define CMD_NEEDS_WRITE 0x1        /* refused unless the image was opened with -w */
 #define CMD_LIST_FIELDS 0x2        /* but `CMD -l` (list the fields) is not */
+#define CMD_NEEDS_BITMAPS 0x4      /* reads a bitmap: refused in catastrophic mode (-c) */
 
 struct command {
 	const char *name;
@@ -147,6 +150,13 @@ int cmd_testb(struct session *s, int argc, char **argv);
 int cmd_testi(struct session *s, int argc, char **argv);
 int cmd_ffb(struct session *s, int argc, char **argv);
 int cmd_ffi(struct session *s, int argc, char **argv);
+int cmd_inode_dump(struct session *s, int argc, char **argv);
+int cmd_dirsearch(struct session *s, int argc, char **argv);
+
+/* ---- the blocks of a file (files.c) ------------------------------------ */
+int cmd_write(struct session *s, int argc, char **argv);
+int cmd_punch(struct session *s, int argc, char **argv);
+int cmd_filefrag(struct session *s, int argc, char **argv);
 
 /* ---- file contents (rdump.c) ------------------------------------------- */
 

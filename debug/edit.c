@@ -95,6 +95,7 @@ static const struct field super_fields[] = {
 	{ "features_incompat", "feature_incompat", 200, 4, F_UINT, 0, 0 },
 	{ "features_ro_compat", "feature_ro_compat", 204, 4, F_UINT, 0, 0 },
 	{ "check_result", NULL, 208, 4, F_UINT, 0, 0 },
+	{ "default_mode", NULL, 212, 4, F_UINT, 0, 0 },
 	{ "snap[].ino", NULL, 256, 4, F_UINT, SUFS_SNAP_SLOTS, 32 },
 	{ "snap[].flags", NULL, 260, 4, F_UINT, SUFS_SNAP_SLOTS, 32 },
 	{ "snap[].time", NULL, 264, 8, F_INT, SUFS_SNAP_SLOTS, 32 },
@@ -299,35 +300,6 @@ static int parse_number(const char *s, int is_signed, uint64_t *u, int64_t *i)
 	return errno || *end ? -1 : 0;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-static int parse_uuid(const char *s, uint8_t out[16])
-{
-	int i, hi, lo;
-
-	if (strcmp(s, "null") == 0 || strcmp(s, "clear") == 0) {
-		memset(out, 0, 16);
-		return 0;
-	}
-	for (i = 0; i < 16; i++) {
-		if ((i == 4 || i == 6 || i == 8 || i == 10) && *s++ != '-')
-			return -1;
-		hi = hexval((unsigned char)s[0]);
-		lo = hi < 0 ? -1 : hexval((unsigned char)s[1]);
-		if (lo < 0)
-			return -1;
-		out[i] = (uint8_t)(hi << 4 | lo);
-		s += 2;
-	}
-	return *s ? -1 : 0;
-}
-
 /* Turn text into the bytes of field f; 0, or -1 with *why. */
 static int parse_value(const struct field *f, const char *text, struct value *v,
 		       const char **why)
@@ -368,11 +340,7 @@ static int parse_value(const struct field *f, const char *text, struct value *v,
 			v->bytes[k] = (uint8_t)((uint64_t)i >> (8 * k));
 		return 0;
 	case F_UUID:
-		if (parse_uuid(text, v->bytes)) {
-			*why = "not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, or null)";
-			return -1;
-		}
-		return 0;
+		return uuid_arg(text, v->bytes, why);
 	case F_STRING:
 		if (strlen(text) > f->size) {
 			*why = "too long";

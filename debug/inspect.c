@@ -1,6 +1,7 @@
 /*
  * inspect.c - sufs-debug's commands that look at raw blocks and bitmaps,
- * as debugfs has them: block_dump, imap, testb, testi, ffb, ffi.
+ * as debugfs has them: block_dump, inode_dump, dirsearch, imap, testb,
+ * testi, ffb, ffi.
  *
  * They read through the library's cache, so they show the newest bytes:
  * what is in memory, pending updates included.  block_dump -d reads the
@@ -14,6 +15,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int inspect_usage(const char *cmd)
 {
@@ -32,8 +34,9 @@ static int parse_block(struct session *s, const char *cmd, const char *arg, uint
 	return 0;
 }
 
-/* "0010  00 01 02 ...  0f  |................|", a run of equal lines as "*" */
-static void hex_dump(const uint8_t *p, uint32_t len)
+/* "0010  00 01 02 ...  0f  |................|", a run of equal lines as
+ * "*"; the offsets shown start at base. */
+static void hex_dump(const uint8_t *p, uint32_t len, uint32_t base)
 {
 	uint32_t off, i;
 	int starred = 0;
@@ -46,7 +49,7 @@ static void hex_dump(const uint8_t *p, uint32_t len)
 			continue;
 		}
 		starred = 0;
-		printf("%04x ", off);
+		printf("%04x ", base + off);
 		for (i = 0; i < 16; i++)
 			printf("%s%02x", i == 8 ? "  " : " ", p[off + i]);
 		fputs("  |", stdout);
@@ -54,7 +57,7 @@ static void hex_dump(const uint8_t *p, uint32_t len)
 			putchar(p[off + i] >= 0x20 && p[off + i] < 0x7f ? p[off + i] : '.');
 		puts("|");
 	}
-	printf("%04x\n", len);
+	printf("%04x\n", base + len);
 }
 
 /* block_dump [-d] BLOCK | block_dump [-d] -f PATH LBLK */
@@ -102,9 +105,102 @@ int cmd_block_dump(struct session *s, int argc, char **argv)
 		free(buf);
 		return fail(argv[0], argv[i], "%s", sufs_strerror(rc));
 	}
-	hex_dump(buf, bsize);
+	hex_dump(buf, bsize, 0);
 	free(buf);
 	return 0;
+}
+
+/* The block and the byte in it where inode ino lies. */
+static void inode_place(const struct sufs_super *sb, uint32_t ino, uint64_t *blk, uint32_t *off)
+{
+	struct sufs_group_layout l;
+	uint32_t ipb = sb->block_size / SUFS_INODE_SIZE;
+	uint32_t index = (ino - 1) % sb->inodes_per_group;
+
+	sufs_group_layout(sb, (ino - 1) / sb->inodes_per_group, &l);
+	*blk = l.inode_table + index / ipb;
+	*off = index % ipb * SUFS_INODE_SIZE;
+}
+
+/* inode_dump [-b] PATH: the inode's bytes as in memory (-b: its block
+ * pointers only, bytes 96 to 215, or a fast symlink's target) */
+int cmd_inode_dump(struct session *s, int argc, char **argv)
+{
+	const struct sufs_super *sb = sufs_get_super(s->fs);
+	uint32_t ino, off, from = 0, len = SUFS_INODE_SIZE;
+	uint64_t blk;
+	uint8_t *buf;
+	int rc, i = 1;
+
+	if (argc == 3 && strcmp(argv[1], "-b") == 0) {
+		from = 96;
+		len = SUFS_NBLOCKS * 8;
+		i = 2;
+	}
+	if (argc != i + 1)
+		return inspect_usage(argv[0]);
+	if (resolve(s, argv[0], argv[i], 0, &ino))
+		return 1;
+	buf = malloc(sb->block_size);
+	if (!buf)
+		return fail(argv[0], NULL, "%s", sufs_strerror(-ENOMEM));
+	inode_place(sb, ino, &blk, &off);
+	rc = sufs_block_read(s->fs, blk, buf);
+	if (!rc)
+		hex_dump(buf + off + from, len, from);
+	free(buf);
+	return rc ? fail(argv[0], argv[i], "%s", sufs_strerror(rc)) : 0;
+}
+
+/* dirsearch DIR NAME: where NAME's entry lies in DIR, read from the
+ * directory's blocks as they are in memory */
+int cmd_dirsearch(struct session *s, int argc, char **argv)
+{
+	uint32_t bs = sufs_get_super(s->fs)->block_size, dir, off, ino, rec;
+	size_t len;
+	struct sufs_stat st;
+	uint64_t lblk, pblk;
+	uint8_t *buf, *de;
+	int rc;
+
+	if (argc != 3)
+		return inspect_usage(argv[0]);
+	if (resolve(s, argv[0], argv[1], 1, &dir))
+		return 1;
+	rc = sufs_stat(s->fs, dir, &st);
+	if (rc)
+		return fail(argv[0], argv[1], "%s", sufs_strerror(rc));
+	if (!S_ISDIR(st.mode))
+		return fail(argv[0], argv[1], "not a directory");
+	len = strlen(argv[2]);
+	buf = malloc(bs);
+	if (!buf)
+		return fail(argv[0], NULL, "%s", sufs_strerror(-ENOMEM));
+	for (lblk = 0; lblk < st.size / bs; lblk++) {
+		rc = sufs_bmap(s->fs, dir, lblk, &pblk);
+		if (!rc && pblk)
+			rc = sufs_block_read(s->fs, pblk, buf);
+		if (rc || !pblk)
+			continue;  /* a hole or an unreadable block: the others are searched */
+		/* entries tile bytes 0 to bs - 9, before the tail (sufs(5)) */
+		for (off = 0; off + SUFS_DIRENT_HDR <= bs - SUFS_DIR_TAIL_SIZE; off += rec) {
+			de = buf + off;
+			ino = (uint32_t)de[0] | (uint32_t)de[1] << 8 | (uint32_t)de[2] << 16 |
+			      (uint32_t)de[3] << 24;
+			rec = (uint32_t)de[4] | (uint32_t)de[5] << 8;
+			if (rec < SUFS_DIRENT_HDR || rec % 8 || off + rec > bs - SUFS_DIR_TAIL_SIZE)
+				break;    /* damaged: the rest of the block is not followed */
+			if (ino && de[6] == len && SUFS_DIRENT_HDR + len <= rec &&
+			    memcmp(de + SUFS_DIRENT_HDR, argv[2], len) == 0) {
+				printf("Entry found at logical block %llu, phys %llu, offset %u\n",
+				       (unsigned long long)lblk, (unsigned long long)pblk, off);
+				free(buf);
+				return 0;
+			}
+		}
+	}
+	free(buf);
+	return fail(argv[0], argv[2], "no such entry in %s", shown(argv[1]));
 }
 
 /* imap PATH: where an inode lies */

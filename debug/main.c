@@ -2,13 +2,14 @@
  * main.c - sufs-debug: open an image and run commands on it: one given
  * with -R, a file of them with -f, or typed at a prompt.
  *
- * Exit status (documented in sufs-debug(8)):
+ * Exit status (common/util.h's scheme, documented in sufs-debug(8)):
  *   0  every command succeeded
- *   1  a command failed (with -f or at the prompt: at least one did), or
- *      the image could not be written back when closed
- *   2  usage error, or the command file could not be opened
- *   4  the image could not be opened (missing, not sufs, a bad superblock
+ *   1  usage error
+ *   2  the image could not be opened (missing, not sufs, a bad superblock
  *      or group descriptor: the message says which)
+ *   4  a command failed (with -f or at the prompt: at least one did)
+ *   8  the command file could not be read
+ *  16  the image could not be written back when closed
  * debugfs exits 0 whatever its commands did; scripts need to know.
  */
 #include "config.h"
@@ -33,12 +34,6 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
-enum {
-	EXIT_OK = 0,
-	EXIT_COMMAND = 1,
-	EXIT_USAGE = 2,
-	EXIT_OPEN = 4,
-};
 
 /*
  * Signals.  None of them may cost the changes of a -w session, which live
@@ -86,20 +81,23 @@ static int signal_ends(int interactive)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: sufs-debug [-w] [-R COMMAND | -f CMDFILE|-] IMAGE\n"
+		"Usage: sufs-debug [-w | -c] [-s BLOCK] [-R COMMAND | -f CMDFILE|-] IMAGE\n"
 		"\n"
 		"Inspect a sufs image.  Without -R or -f, commands are read from a prompt\n"
 		"(type `help` for the list).\n"
 		"\n"
 		"  -R COMMAND    run one command and exit with its status\n"
 		"  -f CMDFILE    run the commands in CMDFILE (- for standard input), one a line;\n"
-		"                every command runs, and the exit status is 1 if any failed\n"
+		"                every command runs, and the exit status is 4 if any failed\n"
 		"  -w            open the image for writing (never written otherwise)\n"
+		"  -c            catastrophic mode: read-only, checksums ignored, no bitmap read\n"
+		"  -s BLOCK      read the backup superblock at block BLOCK (or BLOCK:BLOCKSIZE)\n"
 		"  -h, --help    show this help\n"
 		"  -V, --version show the version\n"
 		"\n"
-		"Exit status: 0 all commands succeeded, 1 a command failed, 2 usage error,\n"
-		"4 the image cannot be opened.\n");
+		"Exit status: 0 all commands succeeded, 1 usage error, 2 the image cannot be\n"
+		"opened, 4 a command failed, 8 the command file cannot be read, 16 the image\n"
+		"cannot be written back.  See sufs-debug(8).\n");
 }
 
 /* Run every line of f; stop early only at `quit`.  Returns 1 if any failed. */
@@ -626,10 +624,20 @@ static void say_damage(const char *image, int rc)
 
 int session_open(struct session *s)
 {
-	int rc = sufs_open(s->image, s->writable ? SUFS_OPEN_RDWR : 0, &s->fs);
+	unsigned flags = s->writable ? SUFS_OPEN_RDWR : s->catastrophic ? SUFS_OPEN_IGNORE_CSUM : 0;
+	int rc = open_image(s->image, flags, s->sb_offset, &s->fs);
 
 	if (rc)
 		return rc;
+	/* the image's default write mode (sufs-tune -o), softdep unless set */
+	if (s->writable && sufs_get_super(s->fs)->default_mode != SUFS_MODE_SOFTDEP) {
+		rc = sufs_set_mode(s->fs, sufs_get_super(s->fs)->default_mode);
+		if (rc) {
+			sufs_abandon(s->fs);
+			s->fs = NULL;
+			return rc;
+		}
+	}
 	/* write back only when asked (flush, sync, fsync, quit), so that the
 	 * dependency views see what the commands left pending */
 	sufs_set_writeback(s->fs, 100, 0);
@@ -645,16 +653,22 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *request = NULL, *cmdfile = NULL;
+	const char *request = NULL, *cmdfile = NULL, *sb_arg = NULL;
 	struct session s = { 0 };
 	FILE *cmds = NULL;
 	int c, rc, status;
 
 	prog_init("sufs-debug", argv);
-	while ((c = getopt_long(argc, argv, "wR:f:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "wcs:R:f:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'w':
 			s.writable = 1;
+			break;
+		case 'c':
+			s.catastrophic = 1;
+			break;
+		case 's':
+			sb_arg = optarg;
 			break;
 		case 'R':
 			if (request) {
@@ -690,7 +704,17 @@ int main(int argc, char **argv)
 		errmsg("-R and -f cannot be used together");
 		return EXIT_USAGE;
 	}
+	if (s.writable && (s.catastrophic || sb_arg)) {
+		/* a backup's close would write it over the primary: that is
+		 * fsck.sufs's repair, made with its checks */
+		errmsg("-w goes without %s: %s", s.catastrophic ? "-c" : "-s",
+		       s.catastrophic ? "catastrophic mode only reads"
+				      : "to repair from a backup superblock, run fsck.sufs -s");
+		return EXIT_USAGE;
+	}
 	s.image = argv[optind];
+	if (sb_arg && (rc = sb_option(s.image, sb_arg, &s.sb_offset)) != EXIT_OK)
+		return rc;
 	rc = source_date_epoch(&s.time_sec);
 	if (rc < 0)
 		return EXIT_USAGE;
@@ -706,8 +730,8 @@ int main(int argc, char **argv)
 			errno = EISDIR;  /* opened, but no file of commands */
 		}
 		if (!cmds) {
-			errmsg("%s: %s", cmdfile, strerror(errno));
-			return EXIT_USAGE;
+			errmsg("%s: %s", shown(cmdfile), strerror(errno));
+			return EXIT_FILE;
 		}
 	}
 
@@ -719,7 +743,7 @@ int main(int argc, char **argv)
 		say_damage(s.image, rc);
 		if (cmds && cmds != stdin)
 			fclose(cmds);
-		return EXIT_OPEN;
+		return EXIT_IMAGE;
 	}
 	s.cwd = sufs_get_super(s.fs)->root_ino;
 	catch_signals();
@@ -735,23 +759,25 @@ int main(int argc, char **argv)
 
 	if (cmds && cmds != stdin)
 		fclose(cmds);
+	status = status ? EXIT_FAILED : EXIT_OK;
 	if (signal_ends(isatty(STDIN_FILENO) && !request && !cmds)) {
 		errmsg("%s: no more commands run%s", strsignal(stop_signal),
 		       s.writable && s.fs ? "; writing back the changes made" : "");
-		status = EXIT_COMMAND;
+		status = EXIT_FAILED;
 	}
 	rc = s.fs ? sufs_close(s.fs) : 0;  /* none after a crash that could not reopen */
 	if (rc) {
-		errmsg("closing %s: %s%s", s.image, sufs_strerror(rc),
+		errmsg("closing %s: %s%s", shown(s.image), sufs_strerror(rc),
 		       s.writable ? "; what was not written is lost, and the image is left marked "
 				    "not clean (run fsck.sufs)" : "");
-		status = EXIT_COMMAND;
+		status = EXIT_IO;
 	}
 	if (edit_finish(&s, rc == 0))
-		status = EXIT_COMMAND;
+		status = EXIT_IO;
 	if (fflush(stdout) || ferror(stdout)) {
 		errmsg("writing the output: %s", strerror(errno));
-		status = EXIT_COMMAND;
+		if (status == EXIT_OK)
+			status = EXIT_FILE;
 	}
-	return status ? EXIT_COMMAND : EXIT_OK;
+	return status;
 }

@@ -59,6 +59,7 @@ struct dump {
 	struct sufs_fs *fs;
 	const struct sufs_super *sb;
 	const char *image;
+	uint64_t sb_offset;        /* -s: the backup superblock read, else 0 */
 	FILE *out;
 	int json;
 	struct json j;
@@ -448,12 +449,13 @@ static void show_snapshots(struct dump *d)
 		fprintf(d->out, "%-*s(none)\n", LABEL_WIDTH, "Snapshots:");
 }
 
-/* Check the primary superblock's checksum (every mode does). */
+/* Check the checksum of the superblock shown, the primary's unless -s
+ * named a backup (every mode does). */
 static void check_super(struct dump *d, int *ok, uint32_t *stored, uint32_t *computed)
 {
 	struct problem p = { .kind = P_SUPER };
 
-	*ok = check_super_at(d, SUFS_SB_OFFSET, stored, computed);
+	*ok = check_super_at(d, d->sb_offset ? d->sb_offset : SUFS_SB_OFFSET, stored, computed);
 	if (*ok == 0) {
 		p.stored = *stored;
 		p.computed = *computed;
@@ -466,6 +468,7 @@ static void show_super(struct dump *d)
 	const struct sufs_super *sb = d->sb;
 	uint32_t stored = 0, computed = 0;
 	const char *mode = sufs_mode_name(sb->write_mode);
+	const char *dmode = sufs_mode_name(sb->default_mode);
 	int ok;
 
 	check_super(d, &ok, &stored, &computed);
@@ -486,8 +489,11 @@ static void show_super(struct dump *d)
 	if (d->json) {
 		j_u64(&d->j, "write_mode", sb->write_mode);
 		j_str(&d->j, "write_mode_name", mode, strlen(mode));
+		j_u64(&d->j, "default_mode", sb->default_mode);
+		j_str(&d->j, "default_mode_name", dmode, strlen(dmode));
 	} else {
 		fprintf(d->out, "%-*s%s\n", LABEL_WIDTH, "Write mode:", mode);
+		fprintf(d->out, "%-*s%s\n", LABEL_WIDTH, "Default write mode:", dmode);
 	}
 	field_u64(d, "Block size:", "block_size", sb->block_size);
 	field_u64(d, "Inode size:", "inode_size", sb->inode_size);
@@ -872,17 +878,19 @@ static void show_checked(struct dump *d)
 
 /* ---- one inode ------------------------------------------------------------------------ */
 
+/* The JSON's keys for the types; the text's names are every program's
+ * (type_name()). */
 static const struct {
 	uint32_t fmt;
-	const char *key, *text;
+	const char *key;
 } types[] = {
-	{ S_IFREG, "regular", "regular file" },
-	{ S_IFDIR, "directory", "directory" },
-	{ S_IFLNK, "symlink", "symlink" },
-	{ S_IFCHR, "chardev", "character device" },
-	{ S_IFBLK, "blockdev", "block device" },
-	{ S_IFIFO, "fifo", "fifo" },
-	{ S_IFSOCK, "socket", "socket" },
+	{ S_IFREG, "regular" },
+	{ S_IFDIR, "directory" },
+	{ S_IFLNK, "symlink" },
+	{ S_IFCHR, "chardev" },
+	{ S_IFBLK, "blockdev" },
+	{ S_IFIFO, "fifo" },
+	{ S_IFSOCK, "socket" },
 };
 
 static void type_names(uint32_t mode, const char **key, const char **text)
@@ -893,7 +901,7 @@ static void type_names(uint32_t mode, const char **key, const char **text)
 	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		if ((mode & S_IFMT) == types[i].fmt) {
 			*key = types[i].key;
-			*text = types[i].text;
+			*text = type_name(mode);
 		}
 	}
 }
@@ -1180,16 +1188,21 @@ static int parse_inode_arg(struct dump *d, const char *arg, uint32_t *ino)
 		}
 		if (rc) {
 			errmsg("%s: %s: %s", shown(d->image), shown(arg), sufs_strerror(rc));
-			return -1;
+			return rc == -ENOENT || rc == -ENOTDIR ? EXIT_NOTFOUND : EXIT_IO;
 		}
-		return 0;
+		return EXIT_OK;
 	}
-	if (parse_u32(arg, ino) || *ino == 0 || *ino > d->sb->inodes_count) {
+	if (parse_u32(arg, ino)) {
+		errmsg("-i %s: neither an inode number nor a path (a path starts with /: -i /%s)",
+		       shown(arg), shown(arg));
+		return EXIT_USAGE;
+	}
+	if (*ino == 0 || *ino > d->sb->inodes_count) {
 		errmsg("%s: no inode %s (inodes are numbered 1 to %" PRIu32 ")", shown(d->image),
 		       shown(arg), d->sb->inodes_count);
-		return -1;
+		return EXIT_NOTFOUND;
 	}
-	return 0;
+	return EXIT_OK;
 }
 
 /* ---- the program ------------------------------------------------------------------------ */
@@ -1197,8 +1210,8 @@ static int parse_inode_arg(struct dump *d, const char *arg, uint32_t *ino)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: %s [-h | -g | -i INODE] [--json] IMAGE\n"
-		"       %s -m OUT [-f] IMAGE\n"
+		"Usage: %s [-h | -g | -i INODE] [--json] [-s BLOCK] IMAGE\n"
+		"       %s -m OUT [-f] [-s BLOCK] IMAGE\n"
 		"       %s --restore META [-f] IMAGE\n"
 		"Show the superblock, groups and inodes of a sufs image and check every\n"
 		"checksum on the way; save and restore metadata images.\n"
@@ -1207,29 +1220,34 @@ static void usage(FILE *f)
 		"  -g, --groups         one line per group\n"
 		"  -i, --inode INODE    one inode (a number, or a path that starts with /)\n"
 		"      --json           JSON instead of text\n"
+		"  -s, --superblock BLOCK\n"
+		"                       read the backup superblock at block BLOCK (or\n"
+		"                       BLOCK:BLOCKSIZE) instead of the primary\n"
 		"  -m, --metadata OUT   save the metadata of IMAGE, compressed, to the new file OUT\n"
 		"      --restore META   make the sparse raw image IMAGE from the metadata image META\n"
 		"  -f, --force          let -m and --restore overwrite an existing file\n"
 		"      --help           show this help and exit\n"
 		"  -V, --version        show the version and exit\n"
 		"\n"
-		"Exit status: 0 all checksums good, 1 usage error, 2 the image cannot be\n"
-		"opened or read (or is not sufs), 4 checksum failures found.\n",
+		"Exit status: 0 all checksums good, 1 usage error, 2 the image cannot be used,\n"
+		"3 no such inode, 4 checksum failures found, 8 another file cannot be used,\n"
+		"16 a read failed.  See sufs-dump(8).\n",
 		prog, prog, prog);
 }
 
-static int run_dump(const char *image, enum show show, const char *inode_arg, int json)
+static int run_dump(const char *image, uint64_t sb_offset, enum show show,
+		    const char *inode_arg, int json)
 {
-	struct dump d = { .image = image, .out = stdout, .json = json };
+	struct dump d = { .image = image, .sb_offset = sb_offset, .out = stdout, .json = json };
 	uint32_t ino = 0;
 	int rc, ok;
 	uint32_t stored, computed;
 
 	ctl_warn_if_live(image); /* what is read may be out of date */
-	rc = sufs_open(image, SUFS_OPEN_IGNORE_CSUM, &d.fs);
+	rc = open_image(image, SUFS_OPEN_IGNORE_CSUM, sb_offset, &d.fs);
 	if (rc) {
 		errmsg("%s: %s", shown(image), open_error(image, rc));
-		return EXIT_IO;
+		return EXIT_IMAGE;
 	}
 	d.sb = sufs_get_super(d.fs);
 	d.block = malloc(d.sb->block_size);
@@ -1240,10 +1258,8 @@ static int run_dump(const char *image, enum show show, const char *inode_arg, in
 		rc = EXIT_IO;
 		goto out;
 	}
-	if (show == SHOW_INODE && parse_inode_arg(&d, inode_arg, &ino)) {
-		rc = EXIT_USAGE;
+	if (show == SHOW_INODE && (rc = parse_inode_arg(&d, inode_arg, &ino)) != EXIT_OK)
 		goto out;
-	}
 	if (json)
 		j_open(&d.j, NULL, '{');
 	if (show == SHOW_ALL || show == SHOW_HEADER)
@@ -1262,11 +1278,11 @@ static int run_dump(const char *image, enum show show, const char *inode_arg, in
 		json_problems(&d);
 		j_close(&d.j, '}');
 	}
-	rc = d.read_errors ? EXIT_IO : d.nproblems ? EXIT_CHECKSUM : EXIT_OK;
+	rc = d.read_errors ? EXIT_IO : d.nproblems ? EXIT_FAILED : EXIT_OK;
 out:
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		errmsg("standard output: %s", strerror(errno));
-		rc = EXIT_IO;
+		rc = EXIT_FILE;
 	}
 	sufs_close(d.fs);
 	free(d.block);
@@ -1276,16 +1292,16 @@ out:
 	return rc;
 }
 
-static int run_save(const char *image, const char *out, int force)
+static int run_save(const char *image, uint64_t sb_offset, const char *out, int force)
 {
 	struct sufs_fs *fs;
 	int rc;
 
 	ctl_warn_if_live(image);
-	rc = sufs_open(image, SUFS_OPEN_IGNORE_CSUM, &fs);
+	rc = open_image(image, SUFS_OPEN_IGNORE_CSUM, sb_offset, &fs);
 	if (rc) {
 		errmsg("%s: %s", shown(image), open_error(image, rc));
-		return EXIT_IO;
+		return EXIT_IMAGE;
 	}
 	rc = metaimage_save(fs, image, out, force);
 	sufs_close(fs);
@@ -1326,16 +1342,18 @@ int main(int argc, char **argv)
 		{ "metadata", required_argument, NULL, 'm' },
 		{ "restore", required_argument, NULL, OPT_RESTORE },
 		{ "force", no_argument, NULL, 'f' },
+		{ "superblock", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum show show = SHOW_ALL;
-	const char *inode_arg = NULL, *meta_out = NULL, *restore = NULL;
-	int json = 0, force = 0, c;
+	const char *inode_arg = NULL, *meta_out = NULL, *restore = NULL, *sb_arg = NULL;
+	uint64_t sb_offset = 0;
+	int json = 0, force = 0, c, rc;
 
 	prog_init("sufs-dump", argv);
-	while ((c = getopt_long(argc, argv, "hgi:m:fV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hgi:m:fs:V", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			if (choose_show(&show, SHOW_HEADER))
@@ -1370,6 +1388,9 @@ int main(int argc, char **argv)
 		case 'f':
 			force = 1;
 			break;
+		case 's':
+			sb_arg = optarg;
+			break;
 		case OPT_HELP:
 			usage(stdout);
 			return EXIT_OK;
@@ -1399,9 +1420,15 @@ int main(int argc, char **argv)
 		errmsg("-f goes with -m or --restore");
 		return EXIT_USAGE;
 	}
+	if (sb_arg && restore) {
+		errmsg("--restore takes no -s: it makes IMAGE");
+		return EXIT_USAGE;
+	}
+	if (sb_arg && (rc = sb_option(argv[optind], sb_arg, &sb_offset)) != EXIT_OK)
+		return rc;
 	if (meta_out)
-		return run_save(argv[optind], meta_out, force);
+		return run_save(argv[optind], sb_offset, meta_out, force);
 	if (restore)
 		return metaimage_restore(restore, argv[optind], force);
-	return run_dump(argv[optind], show, inode_arg, json);
+	return run_dump(argv[optind], sb_offset, show, inode_arg, json);
 }

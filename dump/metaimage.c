@@ -224,7 +224,7 @@ static int check_output(const char *out, int force, const struct stat *in)
 	if (!err)
 		return EXIT_OK;
 	errmsg("%s: %s", shown(out), why);
-	return err == -EINVAL || err == -EEXIST ? EXIT_USAGE : EXIT_IO;
+	return EXIT_FILE;
 }
 
 /* The output gets the input's read and write bits (less the umask): it
@@ -236,11 +236,11 @@ static int open_output(struct outfile *o, const char *out, const struct stat *in
 	if (err == -EBUSY) {
 		errmsg("%s: another program has it open for writing; it is not replaced",
 		       shown(out));
-		return EXIT_IO;
+		return EXIT_FILE;
 	}
 	if (err) {
 		errmsg("%s: making a temporary file beside it: %s", shown(out), strerror(-err));
-		return EXIT_IO;
+		return EXIT_FILE;
 	}
 	return EXIT_OK;
 }
@@ -258,7 +258,7 @@ static int close_output(struct outfile *o, int force, int status)
 	err = outfile_commit(o, force, &where);
 	if (err) {
 		errmsg("%s: %s: %s", shown(o->path), where, strerror(-err));
-		return err == -EEXIST ? EXIT_USAGE : EXIT_IO;
+		return EXIT_FILE;
 	}
 	return EXIT_OK;
 }
@@ -546,7 +546,7 @@ int metaimage_save(struct sufs_fs *fs, const char *image_name, const char *out, 
 
 	if (stat(image_name, &in_st) != 0) {
 		errmsg("%s: %s", shown(image_name), strerror(errno));
-		return EXIT_IO;
+		return EXIT_IMAGE;
 	}
 	h.version = META_VERSION;
 	h.block_size = sb->block_size;
@@ -557,7 +557,7 @@ int metaimage_save(struct sufs_fs *fs, const char *image_name, const char *out, 
 	set.bits = calloc(set.nblocks / 8 + 1, 1);
 	if (!set.bits) {
 		errmsg("%s: %s", shown(image_name), strerror(ENOMEM));
-		return EXIT_IO;
+		return EXIT_FILE;
 	}
 	status = check_output(out, force, &in_st);
 	if (status == EXIT_OK)
@@ -574,15 +574,15 @@ int metaimage_save(struct sufs_fs *fs, const char *image_name, const char *out, 
 		status = EXIT_IO;
 	} else if ((err = write_all(fd, raw, sizeof(raw))) != 0) {
 		errmsg("%s: %s", shown(out), strerror(-err));
-		status = EXIT_IO;
+		status = EXIT_FILE;
 	} else if (write_stream(fs, image_name, &set, fd, out, &h)) {
-		status = EXIT_IO;
+		status = EXIT_FILE;
 	} else {
 		header_encode(&h, raw);
 		err = pwrite_all(fd, raw, sizeof(raw), 0);
 		if (err) {
 			errmsg("%s: %s", shown(out), strerror(-err));
-			status = EXIT_IO;
+			status = EXIT_FILE;
 		}
 	}
 	free(set.bits);
@@ -771,18 +771,18 @@ static int open_meta(const char *meta, struct meta_header *h, struct stat *st, i
 
 	if (fd < 0) {
 		errmsg("%s: %s", shown(meta), strerror(errno));
-		return EXIT_IO;
+		return EXIT_FILE;
 	}
 	if (fstat(fd, st) != 0) {
 		errmsg("%s: %s", shown(meta), strerror(errno));
 		close(fd);
-		return EXIT_IO;
+		return EXIT_FILE;
 	}
 	n = read_full(fd, raw, sizeof(raw));
 	if (n < 0) {
 		errmsg("%s: %s", shown(meta), strerror((int)-n));
 		close(fd);
-		return EXIT_IO;
+		return EXIT_FILE;
 	}
 	why = (size_t)n < sizeof(raw) ? "not a sufs metadata image (too short)"
 				      : header_decode(raw, h);
@@ -794,7 +794,7 @@ static int open_meta(const char *meta, struct meta_header *h, struct stat *st, i
 	if (why) {
 		errmsg("%s: %s", shown(meta), why);
 		close(fd);
-		return EXIT_IO;
+		return EXIT_FILE;
 	}
 	*fdp = fd;
 	return EXIT_OK;
@@ -816,7 +816,7 @@ int metaimage_restore(const char *meta, const char *out, int force)
 		errmsg("%s: %s", shown(meta), strerror(ENOMEM));
 		free(r);
 		close(in_fd);
-		return EXIT_IO;
+		return EXIT_FILE;
 	}
 	r->fd = in_fd;
 	r->name = meta;
@@ -828,9 +828,9 @@ int metaimage_restore(const char *meta, const char *out, int force)
 	if (status == EXIT_OK) {
 		if (ftruncate(o.fd, (off_t)h.image_bytes) != 0) {
 			errmsg("%s: %s", shown(out), strerror(errno));
-			status = EXIT_IO;
+			status = EXIT_FILE;
 		} else if (restore_records(r, &h, o.fd, out)) {
-			status = EXIT_IO;
+			status = EXIT_FILE;
 		}
 		status = close_output(&o, force, status);
 	}

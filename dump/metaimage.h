@@ -11,11 +11,10 @@
 
 #include "sufs.h"
 
-/* Exit statuses shared with dump.c (documented in sufs-dump(8)). */
-#define EXIT_OK       0
-#define EXIT_USAGE    1
-#define EXIT_IO       2
-#define EXIT_CHECKSUM 4
+#include "util.h"
+
+/* The exit statuses are common/util.h's (sufs-dump(8), EXIT STATUS): a
+ * problem of the metadata image or of an output file is EXIT_FILE. */
 
 /*
  * Write every metadata block of the open file system (image_name names it

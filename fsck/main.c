@@ -45,6 +45,7 @@ struct ui {
 	char refused[128];         /* -b refused: why */
 	char error[256];           /* why the check could not run (describe_error) */
 	int asked;                 /* the current problem was asked and answered */
+	int blank;                 /* what was printed last ends with a blank line */
 	int progress_fd;           /* -1: none */
 	int bar;                   /* draw a bar (struct progress) */
 	struct progress prog;
@@ -180,6 +181,7 @@ static int ui_ask(void *arg, const struct sufs_problem *p)
 		fflush(stdout);
 	}
 	printf("%s%s\n\n", yes ? "yes" : "no", yes && u->yes_all ? " to all" : "");
+	u->blank = 1;
 	return yes;
 }
 
@@ -221,6 +223,7 @@ static void ui_report(void *arg, const struct sufs_problem *p, int fixed)
 			printf("%s: ", u->name);
 		put_message(stdout, p->message);
 		printf(".\n");
+		u->blank = 0;
 		return;
 	}
 	if (u->flags & SUFS_CHECK_PREEN) {
@@ -230,10 +233,12 @@ static void ui_report(void *arg, const struct sufs_problem *p, int fixed)
 		printf("%s: ", u->name);
 		put_message(stdout, p->message);
 		printf(fixed ? ".  FIXED.\n" : ".\n");
+		u->blank = 0;
 		return;
 	}
 	put_message(stdout, p->message);
 	printf(".  %s? %s\n\n", p->def->prompt, fixed ? "yes" : "no");
+	u->blank = 1;
 }
 
 static void ui_pass(void *arg, unsigned pass, const char *name)
@@ -251,6 +256,7 @@ static void ui_pass(void *arg, unsigned pass, const char *name)
 	if (pass == 0 && !u->verbose)
 		return;
 	printf("Pass %u: %s\n", pass, name);
+	u->blank = 0;
 	fflush(stdout);
 }
 
@@ -332,6 +338,15 @@ static void print_json(struct ui *u, const struct sufs_check_result *r, int stat
 	printf("\n}\n");
 }
 
+/* One blank line before what follows, whether or not the last problem's
+ * report ended with one. */
+static void gap(struct ui *u)
+{
+	if (!u->blank)
+		putchar('\n');
+	u->blank = 0;
+}
+
 static void print_summary(struct ui *u, const struct sufs_check_result *r)
 {
 	if (r->skipped) {
@@ -341,7 +356,8 @@ static void print_summary(struct ui *u, const struct sufs_check_result *r)
 		return;
 	}
 	if (r->halted && (u->flags & SUFS_CHECK_PREEN)) {
-		printf("\n%s: UNEXPECTED INCONSISTENCY; RUN fsck.sufs MANUALLY.\n"
+		gap(u);
+		printf("%s: UNEXPECTED INCONSISTENCY; RUN fsck.sufs MANUALLY.\n"
 		       "\t(i.e., without -a or -p options)\n", u->name);
 		if (u->background)
 			printf("%s: the file system is flagged as needing a full check.\n",
@@ -349,19 +365,30 @@ static void print_summary(struct ui *u, const struct sufs_check_result *r)
 		return;
 	}
 	if (r->halted) {
-		printf("\n%s: problems worse than leaks found: nothing was changed.\n", u->name);
+		gap(u);
+		printf("%s: problems worse than leaks found: nothing was changed.\n", u->name);
 		if (u->background && !(u->flags & SUFS_CHECK_NO))
 			printf("%s: the file system is flagged as needing a full check.\n", u->name);
 		printf("%s: run a full check: fsck.sufs -f %s\n", u->name, u->name);
 		return;
 	}
-	if (r->status & SUFS_EXIT_CANCELLED)
-		printf("\n%s: interrupted; the check did not finish.\n", u->name);
-	if (r->modified && !(u->flags & SUFS_CHECK_PREEN))
-		printf("\n%s: ***** FILE SYSTEM WAS MODIFIED *****\n", u->name);
-	if (r->status & SUFS_EXIT_UNCORRECTED)
-		printf("\n%s: ********** WARNING: file system still has errors **********\n\n",
+	if (r->status & SUFS_EXIT_CANCELLED) {
+		/* the counts of a check cut short are no file system's: none */
+		gap(u);
+		printf("%s: interrupted; the check did not finish.\n", u->name);
+		if (r->modified)
+			printf("%s: ***** FILE SYSTEM WAS MODIFIED *****\n", u->name);
+		return;
+	}
+	if (r->modified && !(u->flags & SUFS_CHECK_PREEN)) {
+		gap(u);
+		printf("%s: ***** FILE SYSTEM WAS MODIFIED *****\n", u->name);
+	}
+	if (r->status & SUFS_EXIT_UNCORRECTED) {
+		gap(u);
+		printf("%s: ********** WARNING: file system still has errors **********\n\n",
 		       u->name);
+	}
 	printf("%s: %u/%u files, %llu/%llu blocks\n", u->name, r->inodes_used, r->inodes_count,
 	       (unsigned long long)r->blocks_used, (unsigned long long)r->blocks_count);
 	if (u->verbose)
@@ -424,6 +451,26 @@ static int parse_sb(const char *s, uint64_t *off)
 		return -1;
 	*off = blk * bs;
 	return 0;
+}
+
+/*
+ * `fsck.sufs -b 32768 IMAGE`, e2fsck's way to name a backup superblock:
+ * here -b is the background check and the backup is -s.  Say so, with the
+ * -s that names the copy at that block, when the image has one there.
+ */
+static void b_is_background(uint64_t blk, const char *image)
+{
+	uint64_t off;
+	uint32_t bs;
+
+	errmsg("-b is the background check, and takes no block number; a backup "
+	       "superblock is given with -s");
+	if (sb_find(image, blk, &off, &bs) == 0)
+		errmsg("the superblock copy at block %llu of %s: fsck.sufs -s %llu:%u %s",
+		       (unsigned long long)blk, shown(image), (unsigned long long)blk, bs,
+		       shown(image));
+	else
+		errmsg("give it as -s BLOCK:BLOCKSIZE, or as a byte offset");
 }
 
 /* Why the library would refuse a background check of this superblock
@@ -640,6 +687,7 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	int c, modes = 0, status, rc, throttle = 0;
 	uint32_t fd;
+	uint64_t blk;
 
 	prog_init("fsck.sufs", argv);
 	memset(&u, 0, sizeof(u));
@@ -687,6 +735,10 @@ int main(int argc, char **argv)
 		case 'V': print_version(); return 0;
 		default: usage(stderr); return SUFS_EXIT_USAGE;
 		}
+	}
+	if (u.background && argc - optind == 2 && !parse_u64(argv[optind], &blk)) {
+		b_is_background(blk, argv[optind + 1]);
+		return SUFS_EXIT_USAGE;
 	}
 	if (optind != argc - 1) {
 		if (optind == argc)

@@ -3,11 +3,13 @@
  *
  * The daemon's life, and where each exit status comes from:
  *   1. the command line: sufs-fuse IMAGE MOUNTPOINT [-o OPTIONS]; what is
- *      not ours goes to libfuse, which refuses what it does not know  (EXIT_USAGE)
+ *      not ours goes to libfuse, which refuses what it does not know  (EXIT_USAGE,
+ *      EXIT_MOUNTPOINT)
  *   2. the image: its superblock says whether it may be written (one
  *      flagged as needing a full check, or left unclean by a writer in
  *      async mode, is refused read-write), then it is opened, holding
- *      the image's write lock, and set up as the options say           (EXIT_REFUSED, EXIT_FAIL)
+ *      the image's write lock, and set up as the options say           (EXIT_REFUSED,
+ *                                                                       EXIT_OPEN, EXIT_FAIL)
  *   3. the mount; then, unless -f, the daemon goes to the background;
  *      its threads start: the session loop's workers (ops.c), the
  *      write-back timer (below), the control channel (ctl.c), which
@@ -15,7 +17,7 @@
  *      unclean                                                         (EXIT_FAIL)
  *   4. unmount (fusermount3 -u, umount) or SIGTERM, SIGINT, SIGHUP end
  *      the loop; the threads stop; everything is written back and the
- *      image is closed clean (sufs_close)                              (EXIT_FAIL)
+ *      image is closed clean (sufs_close)                              (EXIT_WRITEBACK)
  * SIGKILL is a crash: the image holds what the write-back had written,
  * which soft updates keep to leaks (the next mount frees them).
  */
@@ -37,12 +39,14 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Exit statuses (man/sufs-fuse.8, EXIT STATUS). */
+/* Exit statuses (common/util.h's scheme; man/sufs-fuse.8, EXIT STATUS), by
+ * what they mean to sufs-fuse. */
 enum {
-	EXIT_OK = 0,
-	EXIT_FAIL = 1,    /* the image cannot be opened, mounted or written back */
-	EXIT_USAGE = 2,   /* bad command line or option */
-	EXIT_REFUSED = 3, /* read-write refused: the image needs fsck.sufs -f */
+	EXIT_OPEN = EXIT_IMAGE,    /* the image cannot be opened */
+	EXIT_REFUSED = EXIT_IMAGE, /* read-write refused: the image needs fsck.sufs -f */
+	EXIT_FAIL = EXIT_FAILED,   /* the mount cannot be made, or serving it failed */
+	EXIT_MOUNTPOINT = EXIT_FILE, /* the mount point cannot be found */
+	EXIT_WRITEBACK = EXIT_IO,  /* writing back as the image is closed failed */
 };
 
 /* The defaults of the write-back (man/sufs-fuse.8): FreeBSD's syncer
@@ -73,9 +77,10 @@ static void usage(FILE *f)
 		"      --help         show this help (and libfuse's options) and exit\n"
 		"  -V, --version      show the version and exit\n"
 		"\n"
-		"Exit status: 0 unmounted cleanly (or, without -f, mounted), 1 the image\n"
-		"cannot be opened, mounted or written back, 2 usage error, 3 refused: the\n"
-		"image needs a full check (fsck.sufs -f).  See sufs-fuse(8).\n",
+		"Exit status: 0 unmounted cleanly (or, without -f, mounted), 1 usage error,\n"
+		"2 the image cannot be opened (or, read-write, needs fsck.sufs -f), 4 the mount\n"
+		"cannot be made or serving it failed, 8 no mount point, 16 writing back failed.\n"
+		"See sufs-fuse(8).\n",
 		prog, DEF_DIRTY, DEF_AGE, DEF_TIMEOUT);
 }
 
@@ -280,7 +285,7 @@ static int may_write(const char *image, const struct sufs_super *sb, int *unclea
 
 /* Open the image as the options say; EXIT_OK, or the status after the
  * message. */
-static int open_image(struct mount *m, uint64_t cache_bytes)
+static int open_mounted_image(struct mount *m, uint64_t cache_bytes)
 {
 	struct sufs_dev *dev;
 	struct sufs_super sb;
@@ -291,7 +296,7 @@ static int open_image(struct mount *m, uint64_t cache_bytes)
 	rc = sufs_dev_open(m->image, m->readonly ? 0 : SUFS_DEV_RDWR, &dev);
 	if (rc) {
 		errmsg("%s: %s", shown(m->image), open_error(m->image, rc));
-		return EXIT_FAIL;
+		return EXIT_OPEN;
 	}
 	if (peek_super(dev, &sb)) {
 		unclean = !(sb.state & SUFS_STATE_CLEAN);
@@ -304,7 +309,7 @@ static int open_image(struct mount *m, uint64_t cache_bytes)
 	if (rc) {
 		sufs_dev_close(dev);
 		errmsg("%s: %s", shown(m->image), open_error(m->image, rc));
-		return EXIT_FAIL;
+		return EXIT_OPEN;
 	}
 	m->block_size = sufs_get_super(m->fs)->block_size;
 	if (cache_bytes)
@@ -335,7 +340,7 @@ static int close_image(struct mount *m, int status)
 	nodes_free(&m->nodes);
 	if (rc) {
 		note(m, LOG_ERR, "%s: writing back: %s", m->image, sufs_strerror(rc));
-		return EXIT_FAIL;
+		return EXIT_WRITEBACK;
 	}
 	return status;
 }
@@ -599,7 +604,7 @@ int main(int argc, char **argv)
 	status = take_options(&c, &m, &cache_bytes);
 	if (status)
 		goto out;
-	status = EXIT_FAIL;
+	status = EXIT_MOUNTPOINT;
 	if (!realpath(c.mountpoint, path)) {
 		errmsg("%s: %s", shown(c.mountpoint), strerror(errno));
 		goto out;
@@ -614,7 +619,7 @@ int main(int argc, char **argv)
 	se = fuse_session_new(&args, &sufs_fuse_ops, sizeof(sufs_fuse_ops), &m);
 	if (!se)
 		goto out;
-	status = open_image(&m, cache_bytes);
+	status = open_mounted_image(&m, cache_bytes);
 	if (!status)
 		status = serve(&m, se, &fo, c.max_threads);
 out:

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "sufs_version.h" /* SUFS_LIB_VERSION and its parts */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -151,6 +153,8 @@ struct sufs_super {
 	uint32_t features_incompat;
 	uint32_t features_ro_compat;
 	uint32_t check_result;     /* result of the last check (fsck exit code) */
+	uint32_t default_mode;     /* the write mode programs use unless told one
+	                              (enum sufs_mode; sufs-tune -o sets it) */
 	struct sufs_snap_slot snap[SUFS_SNAP_SLOTS];
 	uint32_t checksum;
 };
@@ -311,9 +315,12 @@ struct sufs_fs;
                                       still reports a bad inode checksum */
 #define SUFS_OPEN_NOFLAGS     0x4  /* do not mark the image unclean when opened for writing */
 
-/* Open the image at path.  sb_offset is the byte offset of the superblock to
- * use: 0 for the primary, else a backup's (see sufs_backup_offset()). */
+/* Open the image at path, from its primary superblock. */
 int sufs_open(const char *path, unsigned flags, struct sufs_fs **out);
+/* Open the file system on dev, which it then owns (sufs_close() closes it;
+ * on failure it is left open for the caller).  sb_offset is the byte
+ * offset of the superblock to use: 0 for the primary, else a backup's (see
+ * sufs_backup_offset()). */
 int sufs_open_dev(struct sufs_dev *dev, unsigned flags, uint64_t sb_offset,
 		  struct sufs_fs **out);
 /* Byte offset of the n-th backup superblock (n = 0, 1, ...) for the given
@@ -335,10 +342,23 @@ int sufs_get_group(struct sufs_fs *fs, uint32_t group, struct sufs_group *out);
 int sufs_group_csum_bad(struct sufs_fs *fs, uint32_t group);
 
 /* The clock used for new timestamps: real time unless fixed (reproducible
- * images: SOURCE_DATE_EPOCH). */
+ * images: SOURCE_DATE_EPOCH).  Fixed right after an open for writing, it
+ * dates that open too: the superblock's mount_time, and its write_time
+ * when closed. */
 void sufs_set_clock(struct sufs_fs *fs, int64_t sec, uint32_t nsec);
 
+/*
+ * Option structures (sufs_mkfs_opts, sufs_check_opts) may gain members in
+ * later releases, at their end.  Each starts with its size as the program
+ * was compiled: set it with the ..._INIT initialiser or the ..._init()
+ * function (which zero the rest, and every zero member means its default),
+ * and a library newer than the program then reads only the members the
+ * program knows of, the newer ones at their defaults.  A size of 0 is read
+ * as the members of release 0.1 (those below), so that a program which
+ * zeroes the structure itself keeps working.
+ */
 struct sufs_mkfs_opts {
+	uint32_t size;             /* sizeof(struct sufs_mkfs_opts), or 0 */
 	uint32_t block_size;       /* 0: default */
 	uint64_t bytes_per_inode;  /* 0: default (16384) */
 	uint32_t inodes;           /* 0: from bytes_per_inode */
@@ -353,6 +373,16 @@ struct sufs_mkfs_opts {
 	int64_t time_sec;
 	uint32_t time_nsec;
 };
+#define SUFS_MKFS_OPTS_INIT { .size = sizeof(struct sufs_mkfs_opts) }
+static inline void sufs_mkfs_opts_init(struct sufs_mkfs_opts *o)
+{
+	unsigned char *p = (unsigned char *)o;
+	size_t i;
+
+	for (i = 0; i < sizeof(*o); i++)
+		p[i] = 0;
+	o->size = sizeof(*o);
+}
 
 /* Compute the layout mkfs would make on a device of `bytes` bytes, without
  * writing anything. */
@@ -537,18 +567,6 @@ void sufs_set_writeback(struct sufs_fs *fs, unsigned dirty_percent, unsigned max
  * open while no operation comes (sufs-fuse) calls this from a timer. */
 int sufs_writeback_due(struct sufs_fs *fs);
 
-/*
- * For testing the crash harness only: break one of the three ordering rules
- * (doc/ARCHITECTURE.md) so that a crash can leave more than leaks.  1: a
- * new name does not wait for its inode to be initialised; 2: freed blocks
- * and inodes go back to the bitmaps at once, before the old pointers to
- * them are cleared on disk; 3: rename removes the old name without waiting
- * for the new one; 4: a block's new contents do not wait for a
- * snapshot's copy of its old ones.  0 keeps every rule.  Returns 0 or
- * -EINVAL.
- */
-int sufs_test_break_rule(struct sufs_fs *fs, unsigned rule);
-
 /* Counters for --stats and the debugger. */
 struct sufs_stats {
 	uint64_t block_reads, block_writes, barriers;
@@ -637,7 +655,8 @@ int sufs_deps_walk(struct sufs_fs *fs, uint64_t blk, sufs_deps_fn fn, void *arg)
  */
 int sufs_deps_flush(struct sufs_fs *fs, sufs_deps_fn fn, void *arg);
 
-/* The library's version string, e.g. "0.1.0". */
+/* The version of the library running, e.g. "0.1.0" (SUFS_LIB_VERSION is
+ * the one of the header a program was compiled with). */
 const char *sufs_version(void);
 
 /* ------------------------------------------------------------------------ */
@@ -830,7 +849,10 @@ struct sufs_problem {
 #define SUFS_EXIT_CANCELLED   32
 #define SUFS_EXIT_LIBERROR    128
 
+/* Set up with SUFS_CHECK_OPTS_INIT or sufs_check_opts_init(), as
+ * sufs_mkfs_opts. */
 struct sufs_check_opts {
+	uint32_t size;             /* sizeof(struct sufs_check_opts), or 0 */
 	unsigned flags;            /* SUFS_CHECK_* */
 	uint64_t sb_offset;        /* byte offset of the superblock to use; 0: the
 	                              primary, or the first good backup if it is bad */
@@ -849,6 +871,16 @@ struct sufs_check_opts {
 	 * per second; 0: no limit), leaving the device to the workload */
 	uint32_t throttle_kib;
 };
+#define SUFS_CHECK_OPTS_INIT { .size = sizeof(struct sufs_check_opts) }
+static inline void sufs_check_opts_init(struct sufs_check_opts *o)
+{
+	unsigned char *p = (unsigned char *)o;
+	size_t i;
+
+	for (i = 0; i < sizeof(*o); i++)
+		p[i] = 0;
+	o->size = sizeof(*o);
+}
 
 struct sufs_check_result {
 	int status;                /* SUFS_EXIT_* bits, as recorded in the superblock */

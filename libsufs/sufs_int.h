@@ -24,6 +24,7 @@
 #define SUFS_INT_H
 
 #include "sufs.h"
+#include "sufs_test.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -240,6 +241,13 @@ struct sufs_fs {
 
 /* ---- base/clock.c ---- */
 double now_seconds_mono(void);
+
+/* ---- base/opts.c ---- */
+/* An option structure as the caller gave it (its first member its size, 0
+ * for the first release's first_size bytes) into this library's full one,
+ * the members it lacks zero (their defaults).  -EINVAL for a size below
+ * the first release's, or a member unknown here that is not zero. */
+int opts_take(void *full, size_t full_size, const void *given, size_t first_size);
 
 /* ---- cache/cache.c ---- */
 int cache_init(struct sufs_fs *fs, size_t limit_bytes, size_t extra);

@@ -33,18 +33,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Exit statuses (man/mkfs.sufs.8, EXIT STATUS). */
+/* Exit statuses (common/util.h; man/mkfs.sufs.8, EXIT STATUS), by what
+ * they mean to mkfs.sufs. */
 enum {
-	EXIT_OK = 0,
-	EXIT_USAGE = 1,   /* bad command line or option value */
-	EXIT_TARGET = 2,  /* the image cannot be used (open, create, size, holds a file system) */
-	EXIT_LAYOUT = 4,  /* the requested layout does not fit */
-	EXIT_SOURCE = 8,  /* the -d source cannot be read, or does not fit */
-	EXIT_IO = 16,     /* writing the image failed */
+	EXIT_TARGET = EXIT_IMAGE,   /* the image cannot be used (open, create, size,
+				       holds a file system) */
+	EXIT_LAYOUT = EXIT_FAILED,  /* the requested layout does not fit */
+	EXIT_SOURCE = EXIT_FILE,    /* the -d source cannot be read, or does not fit */
 };
 
 struct args {
@@ -72,8 +70,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: %s [options] IMAGE [SIZE]\n"
 		"Make a sufs file system in the image file or block device IMAGE.\n"
-		"SIZE (bytes, or with a K, M, G or T suffix) creates or resizes an image file;\n"
-		"a block device is used whole unless SIZE says less.\n"
+		"SIZE (KiB, or blocks with -b, as mke2fs; or with a K, M, G or T suffix)\n"
+		"creates or resizes an image file; a block device is used whole unless SIZE\n"
+		"says less.\n"
 		"\n"
 		"  -b BLOCK-SIZE        block size: 1024 to 65536, a power of two (default 4096)\n"
 		"  -i BYTES-PER-INODE   one inode for every so many bytes (default 16384)\n"
@@ -86,15 +85,16 @@ static void usage(FILE *f)
 		"                       owner of the root directory: UID:GID, or the caller\n"
 		"                       (default: the owner of DIR with -d, else the caller)\n"
 		"  -n                   dry run: check everything, print the layout, write nothing\n"
-		"  -f                   overwrite a file system or partition table found on IMAGE\n"
+		"  -f, -F               overwrite a file system or partition table found on IMAGE\n"
 		"  -q                   quiet: print nothing but errors\n"
 		"      --help           print this help and exit\n"
 		"  -V, --version        print the version and exit\n"
 		"\n"
 		"SOURCE_DATE_EPOCH in the environment fixes every timestamp (and the UUID,\n"
 		"unless -U is given) so that the same inputs make the same image, byte for byte.\n"
-		"Exit status: 0 done, 1 usage, 2 target unusable, 4 layout does not fit,\n"
-		"8 -d source problem, 16 write error.  See mkfs.sufs(8).\n",
+		"Exit status: 0 done, 1 usage error, 2 the image cannot be used, 4 the layout\n"
+		"does not fit, 8 the -d source cannot be used, 16 writing the image failed.\n"
+		"See mkfs.sufs(8).\n",
 		prog);
 }
 
@@ -105,60 +105,6 @@ static void usage_error(void)
 }
 
 /* ---- option values ---------------------------------------------------------- */
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* The canonical form: 8-4-4-4-12 hex digits. */
-static int parse_uuid(const char *s, uint8_t uuid[16])
-{
-	unsigned i = 0, n = 0;
-
-	if (strlen(s) != 36)
-		return -1;
-	while (i < 36) {
-		int hi, lo;
-		if (i == 8 || i == 13 || i == 18 || i == 23) {
-			if (s[i++] != '-')
-				return -1;
-			continue;
-		}
-		hi = hexval(s[i]);
-		lo = hexval(s[i + 1]);
-		if (hi < 0 || lo < 0)
-			return -1;
-		uuid[n++] = (uint8_t)(hi << 4 | lo);
-		i += 2;
-	}
-	return 0;
-}
-
-/* A version 4 (random) UUID. */
-static int random_uuid(uint8_t uuid[16])
-{
-	size_t got = 0;
-
-	while (got < 16) {
-		ssize_t n = getrandom(uuid + got, 16 - got, 0);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		got += (size_t)n;
-	}
-	uuid[6] = (uint8_t)((uuid[6] & 0x0f) | 0x40);
-	uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
-	return 0;
-}
 
 /* -b, -i: a size (suffixes allowed) from min to max. */
 static uint32_t opt_size(const char *arg, uint64_t min, uint64_t max, const char *what,
@@ -180,6 +126,30 @@ static uint32_t opt_u32(int opt, const char *arg)
 	if (parse_u32(arg, &v) || v == 0) {
 		errmsg("invalid value for -%c: '%s' (a whole number above 0)", opt, shown(arg));
 		usage_error();
+	}
+	return v;
+}
+
+/*
+ * SIZE as mke2fs reads it: with a K, M, G or T suffix, so many bytes; a
+ * bare number is KiB, or blocks of -b's size when -b is given.
+ */
+static uint64_t parse_fs_size(const char *arg, uint32_t block_size)
+{
+	uint64_t v, unit = block_size ? block_size : 1024;
+	size_t len = strlen(arg);
+
+	if (sufs_parse_size(arg, &v)) {
+		errmsg("invalid SIZE '%s': a number of %s, or with a K, M, G or T suffix",
+		       shown(arg), block_size ? "blocks (-b)" : "KiB");
+		usage_error();
+	}
+	if (len && arg[len - 1] >= '0' && arg[len - 1] <= '9') {
+		if (v > UINT64_MAX / unit) {
+			errmsg("invalid SIZE '%s': too large", shown(arg));
+			usage_error();
+		}
+		v *= unit;
 	}
 	return v;
 }
@@ -240,13 +210,13 @@ static void parse_args(int argc, char **argv, struct args *a)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *uuid_arg = NULL;
+	const char *uuid_opt = NULL;
 	int c;
 
 	memset(a, 0, sizeof(*a));
 	a->mo.root_uid = (uint32_t)getuid();
 	a->mo.root_gid = (uint32_t)getgid();
-	while ((c = getopt_long(argc, argv, "b:i:N:g:L:U:d:E:nfqV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:i:N:g:L:U:d:E:nfFqV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			a->mo.block_size = opt_size(optarg, SUFS_MIN_BLOCK_SIZE, SUFS_MAX_BLOCK_SIZE,
@@ -277,7 +247,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 			strcpy(a->mo.label, optarg);
 			break;
 		case 'U':
-			uuid_arg = optarg;
+			uuid_opt = optarg;
 			break;
 		case 'd':
 			a->srcdir = optarg;
@@ -289,6 +259,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 			a->dry_run = 1;
 			break;
 		case 'f':
+		case 'F':
 			a->force = 1;
 			break;
 		case 'q':
@@ -314,11 +285,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 	}
 	a->image = argv[optind];
 	if (argc - optind == 2) {
-		if (sufs_parse_size(argv[optind + 1], &a->size)) {
-			errmsg("invalid SIZE '%s': bytes, or a number with a K, M, G or T suffix",
-			       shown(argv[optind + 1]));
-			usage_error();
-		}
+		a->size = parse_fs_size(argv[optind + 1], a->mo.block_size);
 		a->have_size = 1;
 	}
 	if (a->mo.blocks_per_group) {
@@ -331,17 +298,17 @@ static void parse_args(int argc, char **argv, struct args *a)
 		}
 	}
 	parse_source_date_epoch(a);
-	if (uuid_arg && strcmp(uuid_arg, "random") == 0) {
-		int rc = random_uuid(a->mo.uuid);
+	if (uuid_opt && strcmp(uuid_opt, "random") == 0) {
+		int rc = uuid_random(a->mo.uuid);
 		if (rc) {
 			errmsg("cannot make a random UUID: %s", sufs_strerror(rc));
 			exit(EXIT_USAGE);
 		}
 		a->mo.have_uuid = 1;
-	} else if (uuid_arg) {
-		if (parse_uuid(uuid_arg, a->mo.uuid)) {
+	} else if (uuid_opt) {
+		if (uuid_parse(uuid_opt, a->mo.uuid)) {
 			errmsg("invalid UUID '%s': expected 8-4-4-4-12 hex digits, or \"random\"",
-			       shown(uuid_arg));
+			       shown(uuid_opt));
 			usage_error();
 		}
 		a->mo.have_uuid = 1;
@@ -653,13 +620,23 @@ static void check_fits(const struct args *a, struct populate_opts *po,
 		       const struct sufs_super *layout)
 {
 	struct populate_need need;
-	int rc = populate_count(a->srcdir, po, 0, &need);
+	int rc;
 
+	/* a slow symlink's target fills one block at most (man/sufs.5) */
+	po->symlink_max = layout->block_size < SUFS_PATH_MAX - 1 ? layout->block_size
+								 : SUFS_PATH_MAX - 1;
+	rc = populate_count(a->srcdir, po, 0, &need);
 	po->entries = need.entries;
-	if (!rc && !fits(&need, layout))
+	if (!rc && !need.too_long && !fits(&need, layout))
 		rc = populate_count(a->srcdir, po, 1, &need);
 	if (rc) {
 		errmsg("%s: %s", shown(a->srcdir), strerror(ENOMEM));
+		exit(EXIT_SOURCE);
+	}
+	if (need.too_long) {
+		errmsg("%s: a symlink's target of %llu bytes is longer than a %u-byte block, "
+		       "the most a symlink holds; use a larger -b", shown(need.too_long),
+		       (unsigned long long)need.too_long_size, layout->block_size);
 		exit(EXIT_SOURCE);
 	}
 	if (need.inodes > layout->free_inodes) {
@@ -727,7 +704,7 @@ static void print_count(uint64_t n, const char *one, const char *many, const cha
 static void print_populate_stats(const struct populate_stats *s, const char *dir)
 {
 	printf("Copied from %s: ", shown(dir));
-	print_count(s->files, "file", "files", ", ");
+	print_count(s->files, "regular file", "regular files", ", ");
 	print_count(s->dirs, "directory", "directories", ", ");
 	print_count(s->symlinks, "symlink", "symlinks", ", ");
 	print_count(s->hardlinks, "hard link", "hard links", ", ");

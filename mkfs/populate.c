@@ -39,6 +39,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #define COPY_BUF_SIZE (1u << 20)
@@ -69,6 +70,7 @@ struct pop {
 	struct link_map links;
 	struct progress progress;
 	uint64_t entries;           /* entries done, for the progress bar */
+	int xattrs_told;            /* the warning that attributes stay behind is given */
 };
 
 /* ---- messages ------------------------------------------------------------ */
@@ -107,6 +109,28 @@ static int fail(struct pop *p, const char *what, int rc)
 static int fail_errno(struct pop *p, const char *what)
 {
 	return fail(p, what, errno ? -errno : -EIO);
+}
+
+/*
+ * Extended attributes are not copied (sufs stores none yet): say so once,
+ * at the first entry that has any, so that nobody takes the copy for
+ * whole.  The entry is named through its directory's descriptor
+ * (/proc/self/fd/N/NAME; llistxattr() does not follow a symlink at the
+ * end); without /proc nothing is said.  dfd < 0: name is the path itself.
+ */
+static void tell_xattrs(struct pop *p, int dfd, const char *name)
+{
+	char path[64 + 256];
+
+	if (p->xattrs_told)
+		return;
+	if (dfd >= 0)
+		snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dfd, name);
+	if (llistxattr(dfd >= 0 ? path : name, NULL, 0) <= 0)
+		return;
+	warnmsg("%s: extended attributes are not copied, nor any other file's (sufs does "
+		"not store them yet)", path_shown(p));
+	p->xattrs_told = 1;
 }
 
 /* ---- the path, for messages ------------------------------------------------ */
@@ -297,7 +321,52 @@ struct counting {
 	int exact;
 	struct link_map seen;
 	int nomem;
+	char *path;                 /* the directory at hand, for need->too_long */
+	size_t path_len, path_cap;
 };
+
+/* The path at hand: its first len bytes, and then /name when name is
+ * given (an entry of the directory at hand); -1 out of memory. */
+static int count_path(struct counting *k, size_t len, const char *name)
+{
+	size_t n = name ? strlen(name) : 0, need = len + 1 + n + 1;
+
+	if (need > k->path_cap) {
+		char *np = realloc(k->path, need * 2);
+		if (!np)
+			return -1;
+		k->path = np;
+		k->path_cap = need * 2;
+	}
+	k->path_len = len;
+	if (name) {
+		if (len && k->path[len - 1] != '/')
+			k->path[k->path_len++] = '/';
+		memcpy(k->path + k->path_len, name, n);
+		k->path_len += n;
+	}
+	k->path[k->path_len] = '\0';
+	return 0;
+}
+
+/* A symlink whose target the file system cannot hold: the first one met is
+ * kept, with its path, for the refusal. */
+static void note_too_long(struct counting *k, const char *name, uint64_t size)
+{
+	size_t dir = k->path_len;
+
+	if (k->need->too_long)
+		return;
+	if (count_path(k, dir, name)) {
+		k->nomem = 1;
+		return;
+	}
+	k->need->too_long = strdup(k->path);
+	k->need->too_long_size = size;
+	if (!k->need->too_long)
+		k->nomem = 1;
+	count_path(k, dir, NULL);
+}
 
 /* The file type of a directory entry as stat() gives it, from d_type
  * where the file system fills it in. */
@@ -324,7 +393,7 @@ static mode_t dtype_mode(unsigned char t)
 static void count_tree(struct counting *k, int fd)
 {
 	DIR **open = NULL, *d;
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = 0, *lens = NULL;
 	struct dirent *de;
 	struct stat st;
 
@@ -340,12 +409,16 @@ static void count_tree(struct counting *k, int fd)
 			if (!n)
 				break;
 			d = open[--n];
+			count_path(k, lens[n], NULL);
 			continue;
 		}
 		if (is_dot(de->d_name))
 			continue;
 		k->need->entries++;
 		st.st_mode = k->exact ? 0 : dtype_mode(de->d_type);
+		/* a symlink's target decides whether it can be copied at all */
+		if (st.st_mode == S_IFLNK)
+			st.st_mode = 0;
 		if (!st.st_mode) {
 			if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
 				continue;
@@ -371,20 +444,29 @@ static void count_tree(struct counting *k, int fd)
 			if (n == cap) {
 				size_t c = cap ? 2 * cap : 64;
 				DIR **v = realloc(open, c * sizeof(*v));
-				if (!v) {
+				size_t *l = realloc(lens, c * sizeof(*l));
+				if (v)
+					open = v;
+				if (l)
+					lens = l;
+				if (!v || !l) {
 					k->nomem = 1;
 					closedir(sd);
 					continue;
 				}
-				open = v;
 				cap = c;
 			}
+			lens[n] = k->path_len;
+			if (count_path(k, k->path_len, de->d_name))
+				k->nomem = 1;
 			open[n++] = d; /* back to it when the subdirectory is done */
 			d = sd;
 			continue;
 		}
 		case S_IFLNK:
-			if ((uint64_t)st.st_size > SUFS_FAST_SYMLINK_MAX)
+			if ((uint64_t)st.st_size > k->opts->symlink_max)
+				note_too_long(k, de->d_name, (uint64_t)st.st_size);
+			else if ((uint64_t)st.st_size > SUFS_FAST_SYMLINK_MAX)
 				k->need->min_blocks++;
 			break;
 		case S_IFREG: case S_IFCHR: case S_IFBLK: case S_IFIFO:
@@ -401,18 +483,24 @@ static void count_tree(struct counting *k, int fd)
 		k->need->inodes++;
 	}
 	free(open);
+	free(lens);
 }
 
 int populate_count(const char *srcdir, const struct populate_opts *opts, int exact,
 		   struct populate_need *need)
 {
-	struct counting k = { opts, need, exact, { NULL, 0, 0 }, 0 };
+	struct counting k = { opts, need, exact, { NULL, 0, 0 }, 0, NULL, 0, 0 };
 	int fd = open_source(AT_FDCWD, srcdir, O_RDONLY | O_DIRECTORY);
 
 	memset(need, 0, sizeof(*need));
-	if (fd >= 0)
+	if (count_path(&k, 0, srcdir))
+		k.nomem = 1;
+	if (fd >= 0 && !k.nomem)
 		count_tree(&k, fd);
+	else if (fd >= 0)
+		close(fd);
 	free(k.seen.tab);
+	free(k.path);
 	return k.nomem ? -ENOMEM : 0;
 }
 
@@ -725,6 +813,7 @@ static int copy_entry(struct pop *p, int dfd, const char *name, uint32_t dir,
 		p->stats->skipped++;
 		return 0;
 	}
+	tell_xattrs(p, dfd, name);
 	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1) {
 		uint32_t first = link_find(&p->links, st.st_dev, st.st_ino);
 		if (first) {
@@ -859,6 +948,7 @@ int populate(struct sufs_fs *fs, const char *srcdir, const struct populate_opts 
 	}
 	if (opts->progress)
 		progress_start(&p.progress, "Copying files", opts->entries);
+	tell_xattrs(&p, -1, srcdir);
 	rc = copy_tree(&p, fd);
 	fd = -1;
 	progress_end(&p.progress);

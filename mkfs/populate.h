@@ -19,6 +19,7 @@ struct populate_opts {
 	dev_t skip_dev;
 	ino_t skip_ino;
 	uint64_t entries;       /* for the progress bar: populate_count()'s */
+	uint32_t symlink_max;   /* the longest symlink target the file system holds */
 };
 
 /* What a tree will take, counted before anything is written. */
@@ -28,6 +29,9 @@ struct populate_need {
 	uint64_t min_blocks;    /* at least: a block per directory and per long
 				 * symlink; files' data is not read, and blocks
 				 * of zeros would be holes */
+	char *too_long;         /* the first symlink met whose target is longer
+				 * than opts->symlink_max (malloc()ed), or NULL */
+	uint64_t too_long_size; /* and its target's length */
 };
 
 struct populate_stats {
@@ -59,9 +63,10 @@ int populate(struct sufs_fs *fs, const char *srcdir, const struct populate_opts 
  * does (the file opts->skip_* names, sockets and unknown types left out).
  * Without exact, the entries' types only, with no stat of each: the
  * inodes and blocks are then at most what exact would count (each name a
- * file of its own, each symlink a long one), and entries the same.  An
- * entry that cannot be read only makes the counts short.  0, or -ENOMEM
- * (the counts are then short too).
+ * file of its own), and entries the same; symlinks are always looked at,
+ * for a target too long to be copied at all (need->too_long, which the
+ * caller frees).  An entry that cannot be read only makes the counts
+ * short.  0, or -ENOMEM (the counts are then short too).
  */
 int populate_count(const char *srcdir, const struct populate_opts *opts, int exact,
 		   struct populate_need *need);

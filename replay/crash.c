@@ -39,6 +39,7 @@
 #include "config.h"
 
 #include "crash.h"
+#include "sufs_test.h"
 #include "random.h"
 #include "script.h"
 #include "util.h"
@@ -852,7 +853,7 @@ static int run_workload(struct harness *h)
 		if (!src.f) {
 			errmsg("cannot read %s: %s", shown(o->script), strerror(errno));
 			sufs_dev_close(dev);
-			return CRASH_EXIT_SCRIPT;
+			return CRASH_EXIT_FILE;
 		}
 	}
 	rc = sufs_open_dev(dev, SUFS_OPEN_RDWR, 0, &fs);
@@ -906,7 +907,7 @@ static int run_workload(struct harness *h)
 	}
 	if (!st && !src.gen && ferror(src.f)) {
 		errmsg("reading %s: %s", shown(h->workload), strerror(errno));
-		st = CRASH_EXIT_SCRIPT;
+		st = CRASH_EXIT_FILE;
 	}
 	if (!st && src.nomem) {
 		errmsg("%s", strerror(ENOMEM));

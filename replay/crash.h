@@ -37,12 +37,13 @@ struct crash_opts {
 	int bgfsck;               /* repair each state with the background check */
 };
 
-/* Exit statuses (shared with main.c: man/sufs-replay.8, EXIT STATUS). */
+/* Exit statuses (common/util.h's: man/sufs-replay.8, EXIT STATUS). */
 #define CRASH_EXIT_OK        0
 #define CRASH_EXIT_OPEN      2
 #define CRASH_EXIT_SCRIPT    4
-#define CRASH_EXIT_IO        8
-#define CRASH_EXIT_VIOLATION 16
+#define CRASH_EXIT_FILE      8
+#define CRASH_EXIT_IO        16
+#define CRASH_EXIT_VIOLATION 64
 
 /*
  * Run the workload on a copy of the image in memory, then check the

@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include "crash.h"
+#include "sufs_test.h"
 #include "iodev.h"
 #include "random.h"
 #include "script.h"
@@ -34,17 +35,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Exit statuses (man/sufs-replay.8, EXIT STATUS). */
+/* Exit statuses (common/util.h; man/sufs-replay.8, EXIT STATUS), by what
+ * they mean to sufs-replay.  EXIT_FILE: the script cannot be read, or the
+ * I/O log cannot be made or written. */
 enum {
-	EXIT_OK = 0,
-	EXIT_USAGE = 1,   /* bad command line */
-	EXIT_OPEN = 2,    /* the image (or the I/O log) cannot be opened */
-	EXIT_CRASHED = 3, /* stopped at the crash point asked for */
-	EXIT_SCRIPT = 4,  /* the script cannot be read, a line is bad, an
-	                     operation did not give the result the line asked for,
-	                     or a signal stopped the run (written back) */
-	EXIT_IO = 8,      /* reading or writing the image (or the log) failed */
-	EXIT_VIOLATION = 16, /* --crash-check: a crash state broke the promise */
+	EXIT_OPEN = EXIT_IMAGE,    /* the image cannot be opened */
+	EXIT_SCRIPT = EXIT_FAILED, /* a line is bad, an operation did not give the
+				      result the line asked for, or a signal stopped
+				      the run (written back) */
 };
 
 struct args {
@@ -52,6 +50,7 @@ struct args {
 	const char *script;       /* NULL with --random */
 	const char *iolog;
 	unsigned mode;
+	int mode_given;           /* --mode: else the image's default (sufs-tune -o) */
 	int stats, json;
 	int crash_kind;           /* 0, 'w' (--crash-after-write) or 'e' (--crash-after-epoch) */
 	uint64_t crash_at;
@@ -150,9 +149,10 @@ static void usage(FILE *f)
 		"Usage: %s [options] IMAGE SCRIPT|-\n"
 		"       %s [options] --random N [--seed S] [--print-script] IMAGE\n"
 		"Run the operations of SCRIPT (- for standard input), one a line, on the sufs\n"
-		"image IMAGE; or a random workload of N operations.  See sufs-replay(8).\n"
+		"image IMAGE; or a random workload of N operations.\n"
 		"\n"
-		"      --mode MODE              write mode: softdep (default), sync or async\n"
+		"      --mode MODE              write mode: softdep, sync or async (default:\n"
+		"                               the image's default mode, softdep unless set)\n"
 		"      --stats                  print counters after the run\n"
 		"      --json                   print them as a JSON object (implies --stats)\n"
 		"      --iolog FILE             record every block write and barrier in FILE\n"
@@ -183,8 +183,10 @@ static void usage(FILE *f)
 		"  -V, --version                print the version and exit\n"
 		"\n"
 		"SOURCE_DATE_EPOCH in the environment fixes the clock of new timestamps.\n"
-		"Exit status: 0 done, 1 usage, 2 cannot open the image, 3 crashed as asked,\n"
-		"4 script error, 8 I/O error, 16 a crash state broke the promise.\n",
+		"Exit status: 0 done, 1 usage error, 2 the image cannot be opened, 4 a line is\n"
+		"bad or did not do what it asked, 8 the script or I/O log cannot be used, 16\n"
+		"I/O error, 32 crashed as asked, 64 a crash state broke the promise.\n"
+		"See sufs-replay(8).\n",
 		prog, prog);
 }
 
@@ -287,6 +289,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 			if (sufs_mode_parse(optarg, &a->mode))
 				usage_error("invalid mode '%s': softdep, sync or async", optarg);
 			have_mode = 1;
+			a->mode_given = 1;
 			break;
 		case OPT_STATS:
 			a->stats = stats = 1;
@@ -648,7 +651,7 @@ static int print_script(const struct args *a)
 	sufs_close(fs);
 	if (fflush(stdout) || ferror(stdout)) {
 		errmsg("writing the script: %s", strerror(errno));
-		return EXIT_IO;
+		return EXIT_FILE;
 	}
 	return rc;
 }
@@ -795,7 +798,7 @@ static int run_lines(struct sufs_fs *fs, struct iodev *io, struct source *src,
 	if (src->error) {
 		errmsg("reading %s: %s", shown(src->name), strerror(src->error));
 		sufs_close(fs);
-		return src->error == ENOMEM ? EXIT_IO : EXIT_SCRIPT;
+		return src->error == ENOMEM ? EXIT_IO : EXIT_FILE;
 	}
 
 	/* the final write-back: synced first so that the counters cover it */
@@ -847,7 +850,7 @@ static int open_source(const struct args *a, struct source *src)
 	src->f = fopen(a->script, "re");
 	if (!src->f) {
 		errmsg("cannot read %s: %s", shown(a->script), strerror(errno));
-		return EXIT_SCRIPT;
+		return EXIT_FILE;
 	}
 	return 0;
 }
@@ -871,7 +874,7 @@ static int same_file(const char *path, const char *other)
 }
 
 /* Open the image through the wrapper device; returns 0 or an exit status. */
-static int open_image(const struct args *a, struct iodev **io, struct sufs_fs **fs)
+static int open_fs(const struct args *a, struct iodev **io, struct sufs_fs **fs)
 {
 	int rc = iodev_open(a->image, io);
 
@@ -893,7 +896,7 @@ static int open_image(const struct args *a, struct iodev **io, struct sufs_fs **
 		rc = iodev_log_open(*io, a->iolog);
 		if (rc) {
 			errmsg("cannot create the I/O log %s: %s", shown(a->iolog), sufs_strerror(rc));
-			return EXIT_OPEN;
+			return EXIT_FILE;
 		}
 	}
 	/* opening writes: the superblock goes out marked in use */
@@ -905,7 +908,7 @@ static int open_image(const struct args *a, struct iodev **io, struct sufs_fs **
 		errmsg("cannot open %s: %s", shown(a->image), open_error(a->image, rc));
 		return EXIT_OPEN;
 	}
-	rc = sufs_set_mode(*fs, a->mode);
+	rc = sufs_set_mode(*fs, a->mode_given ? a->mode : sufs_get_super(*fs)->default_mode);
 	if (!rc)
 		rc = sufs_test_break_rule(*fs, a->broken_rule);
 	if (rc) {
@@ -948,11 +951,13 @@ int main(int argc, char **argv)
 	start = now_seconds();
 	status = open_source(&a, &src);
 	if (!status)
-		status = open_image(&a, &io, &fs);
+		status = open_fs(&a, &io, &fs);
 	if (status == EXIT_CRASHED) {
 		status = crashed(fs, io, &r, PHASE_OPEN, 0);
 		fs = NULL;
 	}
+	if (!status && !a.mode_given)
+		r.mode = sufs_get_super(fs)->default_mode;
 	if (!status && a.random) {
 		rc = random_open(fs, a.seed, &src.gen);
 		if (rc) {
@@ -970,14 +975,14 @@ int main(int argc, char **argv)
 	rc = iodev_free(io);
 	if (rc && a.iolog && status != EXIT_IO) {
 		errmsg("writing the I/O log %s: %s", shown(a.iolog), strerror(-rc));
-		status = EXIT_IO;
+		status = EXIT_FILE;
 	}
 	if (a.stats && (status == EXIT_OK || status == EXIT_CRASHED))
 		print_report(&r, a.json);
 	if (fflush(stdout) || ferror(stdout)) {
 		errmsg("writing the output: %s", strerror(errno));
 		if (status == EXIT_OK)
-			status = EXIT_IO;
+			status = EXIT_FILE;
 	}
 	return status;
 }

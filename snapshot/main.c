@@ -10,10 +10,12 @@
  * temporary file beside the output and renamed into place once complete
  * and durable, so that an export that fails leaves no image behind.
  *
- * Exit status: 0 done; 1 the operation failed (the image, the library or
- * the output); 2 usage (the command line, a name that cannot be a
- * snapshot's, an output that exists); 3 the snapshot named does not
- * exist (info, delete, export) or already does (create).
+ * Exit status (common/util.h's scheme): 0 done; 1 usage (the command line,
+ * a name that cannot be a snapshot's); 2 the image cannot be opened; 3 the
+ * snapshot named does not exist (info, delete, export) or already does
+ * (create); 4 the operation failed; 8 the output of export cannot be
+ * written; 16 the image could not be written back.  On a mounted image
+ * the daemon's answers map to the same codes.
  */
 #include "config.h"
 
@@ -35,10 +37,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#define EXIT_OK    0
-#define EXIT_FAIL  1
-#define EXIT_USAGE 2
-#define EXIT_NAME  3
+/* Exit statuses (common/util.h; man/sufs-snap.8, EXIT STATUS), by what
+ * they mean to sufs-snap. */
+enum {
+	EXIT_FAIL = EXIT_FAILED,   /* the operation failed */
+	EXIT_NAME = EXIT_NOTFOUND, /* no snapshot of that name (or, to create, one is) */
+};
 
 struct opts {
 	int json, quiet, force;
@@ -74,8 +78,10 @@ static void usage(FILE *f)
 		"      --help         show this help and exit\n"
 		"  -V, --version      show the version and exit\n"
 		"\n"
-		"Exit status: 0 done, 1 the operation failed, 2 usage error, 3 no snapshot\n"
-		"of that name (or, for create, one exists already).  See sufs-snap(8).\n",
+		"Exit status: 0 done, 1 usage error, 2 the image cannot be opened, 3 no snapshot\n"
+		"of that name (or, for create, one exists already), 4 the operation failed,\n"
+		"8 the output cannot be written, 16 the image cannot be written back.\n"
+		"See sufs-snap(8).\n",
 		prog, prog, prog, prog, prog);
 }
 
@@ -137,25 +143,25 @@ static int check_name(const char *name)
 }
 
 /* Open the image; 0, or the exit status after the message. */
-static int open_image(const char *image, unsigned flags, struct sufs_fs **fs)
+static int open_snap_image(const char *image, unsigned flags, struct sufs_fs **fs)
 {
 	int rc = sufs_open(image, flags, fs);
 
 	if (rc) {
 		errmsg("%s: %s", shown(image), open_error(image, rc));
-		return EXIT_FAIL;
+		return EXIT_IMAGE;
 	}
 	return EXIT_OK;
 }
 
-/* Close the image; the status, made EXIT_FAIL if closing fails. */
+/* Close the image; the status, made EXIT_IO if closing fails. */
 static int close_image(const char *image, struct sufs_fs *fs, int status)
 {
 	int rc = sufs_close(fs);
 
 	if (rc) {
 		errmsg("%s: closing: %s", shown(image), sufs_strerror(rc));
-		return EXIT_FAIL;
+		return EXIT_IO;
 	}
 	return status;
 }
@@ -276,7 +282,7 @@ static int cmd_create(const char *image, const char *name)
 		rc = remote_create(&c, name, &info, taken, sizeof(taken));
 		return create_status(image, name, rc, taken);
 	}
-	status = open_image(image, SUFS_OPEN_RDWR, &fs);
+	status = open_snap_image(image, SUFS_OPEN_RDWR, &fs);
 	if (status)
 		return status;
 	rc = sufs_snap_create(fs, name, &info);
@@ -332,7 +338,7 @@ static int cmd_list(const char *image, const struct opts *o)
 		print_list(s, n, o);
 		return EXIT_OK;
 	}
-	status = open_image(image, 0, &fs);
+	status = open_snap_image(image, 0, &fs);
 	if (status)
 		return status;
 	rc = sufs_snap_list(fs, s, &n);
@@ -398,7 +404,7 @@ static int cmd_info(const char *image, const char *name, const struct opts *o)
 	if (check_name(name))
 		return EXIT_USAGE;
 	ctl_warn_if_live(image);
-	status = open_image(image, 0, &fs);
+	status = open_snap_image(image, 0, &fs);
 	if (status)
 		return status;
 	rc = sufs_snap_find(fs, name, &s);
@@ -443,7 +449,7 @@ static int cmd_delete(const char *image, const char *name)
 		rc = remote_delete(&c, name);
 		return rc ? snap_error(image, name, ACT_DELETE, rc) : EXIT_OK;
 	}
-	status = open_image(image, SUFS_OPEN_RDWR, &fs);
+	status = open_snap_image(image, SUFS_OPEN_RDWR, &fs);
 	if (status)
 		return status;
 	rc = sufs_snap_delete(fs, name);
@@ -488,7 +494,7 @@ static int check_output(const char *image, const char *out, int force)
 	if (!err)
 		return EXIT_OK;
 	errmsg("%s: %s", shown(out), why);
-	return err == -EINVAL || err == -EEXIST ? EXIT_USAGE : EXIT_FAIL;
+	return EXIT_FILE;
 }
 
 /* Copy every block the view has in use; the others stay holes. */
@@ -577,7 +583,7 @@ static int write_output(struct export *e, int force, copy_fn copy)
 	if (rc == -EBUSY) {
 		errmsg("%s: another program has it open for writing; it is not replaced",
 		       shown(e->out));
-		return EXIT_FAIL;
+		return EXIT_FILE;
 	}
 	if (rc) {
 		where = "making a temporary file beside the output";
@@ -599,7 +605,8 @@ static int write_output(struct export *e, int force, copy_fn copy)
 		errmsg("%s: exporting snapshot \"%s\" of %s: %s%s%s%s", shown(e->out), esc,
 		       shown(e->image), sufs_strerror(rc), where ? " (" : "", where ? where : "",
 		       where ? ")" : "");
-		return EXIT_FAIL;
+		/* the view's reads are the image's; the rest is the output's */
+		return where && !strncmp(where, "reading the view", 16) ? EXIT_IO : EXIT_FILE;
 	}
 	return EXIT_OK;
 }
@@ -617,7 +624,7 @@ static int export_local(struct export *e, const struct opts *o)
 	const struct sufs_super *vsb;
 	int rc, status;
 
-	status = open_image(e->image, 0, &fs);
+	status = open_snap_image(e->image, 0, &fs);
 	if (status)
 		return status;
 	rc = sufs_snap_find(fs, e->name, &info);
@@ -639,7 +646,7 @@ static int export_local(struct export *e, const struct opts *o)
 	rc = sufs_close(vfs); /* closes the view too */
 	if (rc) {
 		errmsg("%s: closing the view: %s", shown(e->image), sufs_strerror(rc));
-		status = EXIT_FAIL;
+		status = EXIT_IO;
 	}
 	return close_image(e->image, fs, status);
 }

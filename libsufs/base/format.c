@@ -59,6 +59,7 @@ void sufs_super_decode(const void *raw, struct sufs_super *sb)
 	sb->features_incompat = get32(p + SB_FEAT_INCOMPAT);
 	sb->features_ro_compat = get32(p + SB_FEAT_RO);
 	sb->check_result = get32(p + SB_CHECK_RESULT);
+	sb->default_mode = get32(p + SB_DEFAULT_MODE);
 	for (i = 0; i < SUFS_SNAP_SLOTS; i++) {
 		const uint8_t *s = p + SB_SNAP + i * SB_SNAP_SIZE;
 		sb->snap[i].ino = get32(s);
@@ -103,6 +104,7 @@ void sufs_super_encode(const struct sufs_super *sb, void *raw)
 	put32(p + SB_FEAT_INCOMPAT, sb->features_incompat);
 	put32(p + SB_FEAT_RO, sb->features_ro_compat);
 	put32(p + SB_CHECK_RESULT, sb->check_result);
+	put32(p + SB_DEFAULT_MODE, sb->default_mode);
 	for (i = 0; i < SUFS_SNAP_SLOTS; i++) {
 		uint8_t *s = p + SB_SNAP + i * SB_SNAP_SIZE;
 		put32(s, sb->snap[i].ino);
@@ -160,6 +162,8 @@ int sufs_super_check(const struct sufs_super *sb, uint64_t device_bytes, const c
 		BAD(SUFS_ECORRUPT, "first_ino");
 	if (sb->write_mode > SUFS_MODE_ASYNC)
 		BAD(SUFS_ECORRUPT, "write_mode");
+	if (sb->default_mode > SUFS_MODE_ASYNC)
+		BAD(SUFS_ECORRUPT, "default_mode");
 	sufs_group_layout(sb, 0, &l0);
 	if (l0.first_data >= l0.end)
 		BAD(SUFS_ECORRUPT, "gdt_blocks");

@@ -43,6 +43,7 @@
 #define SB_FEAT_INCOMPAT 200
 #define SB_FEAT_RO      204
 #define SB_CHECK_RESULT 208
+#define SB_DEFAULT_MODE 212
 #define SB_SNAP         256   /* 20 slots of 32 bytes */
 #define SB_SNAP_SIZE    32
 #define SB_CSUM         1020

@@ -566,18 +566,23 @@ static int conclude(struct sufs_fs *fs, struct chk *c, struct bg *bg, int err)
 	return err;
 }
 
-int sufs_check_background(struct sufs_fs *fs, const struct sufs_check_opts *o,
+int sufs_check_background(struct sufs_fs *fs, const struct sufs_check_opts *given,
 			  struct sufs_check_result *r)
 {
-	static const struct sufs_check_opts none;
+	struct sufs_check_opts opts, *o = &opts;
 	struct bg bg = { 0 };
 	struct sufs_dev *view = NULL;
 	struct chk c;
 	size_t i;
 	int err;
 
-	if (!o)
-		o = &none;
+	err = check_opts(given, o);
+	if (err) {
+		memset(r, 0, sizeof(*r));
+		r->error = err;
+		r->status = SUFS_EXIT_USAGE;
+		return err;
+	}
 	bg.vo = *o;
 	bg.vo.flags |= SUFS_CHECK_LEAKS_ONLY | SUFS_CHECK_FORCE;
 	bg.vo.sb_offset = 0;

@@ -346,22 +346,43 @@ int check_dev(struct chk *c, struct sufs_dev *dev)
 	return rc;
 }
 
-int sufs_check_dev(struct sufs_dev *dev, const struct sufs_check_opts *o,
-		   struct sufs_check_result *r)
+int check_opts(const struct sufs_check_opts *given, struct sufs_check_opts *o)
 {
 	static const struct sufs_check_opts none;
-	struct chk c;
 
-	chk_init(&c, o ? o : &none, r);
+	return opts_take(o, sizeof(*o), given ? given : &none, CHECK_OPTS_FIRST);
+}
+
+int sufs_check_dev(struct sufs_dev *dev, const struct sufs_check_opts *given,
+		   struct sufs_check_result *r)
+{
+	struct sufs_check_opts o;
+	struct chk c;
+	int rc = check_opts(given, &o);
+
+	if (rc) {
+		memset(r, 0, sizeof(*r));
+		r->error = rc;
+		r->status = SUFS_EXIT_USAGE;
+		return rc;
+	}
+	chk_init(&c, &o, r);
 	return check_dev(&c, dev);
 }
 
 int sufs_check(const char *path, const struct sufs_check_opts *o, struct sufs_check_result *r)
 {
+	struct sufs_check_opts known;
 	struct sufs_dev *dev;
 	int rc, ro = o && (o->flags & SUFS_CHECK_NO);
 
 	memset(r, 0, sizeof(*r));
+	rc = check_opts(o, &known);
+	if (rc) {
+		r->error = rc;
+		r->status = SUFS_EXIT_USAGE;
+		return rc;
+	}
 	rc = sufs_dev_open(path, ro ? 0 : SUFS_DEV_RDWR, &dev);
 	if (rc) {
 		r->error = rc;

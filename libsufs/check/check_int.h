@@ -194,6 +194,10 @@ void note_snap_name(struct chk *c, const struct dirinfo *d, uint32_t ino,
  * state made ready (chk_init(), then its own c->defer), and the check of
  * a device with it. */
 void chk_init(struct chk *c, const struct sufs_check_opts *o, struct sufs_check_result *r);
+/* The caller's options (NULL: none) as this release knows them (sufs.h);
+ * CHECK_OPTS_FIRST: the members of release 0.1, which a size of 0 means. */
+#define CHECK_OPTS_FIRST (offsetof(struct sufs_check_opts, throttle_kib) + sizeof(uint32_t))
+int check_opts(const struct sufs_check_opts *given, struct sufs_check_opts *o);
 int check_dev(struct chk *c, struct sufs_dev *dev);
 
 /* problems.c: a problem found, as reported, from its row of the table. */

@@ -10,6 +10,7 @@
 #include "sufs_int.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -60,7 +61,16 @@ static int random_uuid(uint8_t uuid[16])
 	return 0;
 }
 
-int sufs_mkfs_layout(uint64_t bytes, const struct sufs_mkfs_opts *o, struct sufs_super *sb)
+/* The members of release 0.1, which a size of 0 stands for (sufs.h). */
+#define MKFS_OPTS_FIRST (offsetof(struct sufs_mkfs_opts, time_nsec) + sizeof(uint32_t))
+
+/* The caller's options as this release knows them (base/opts.c). */
+static int mkfs_opts(const struct sufs_mkfs_opts *given, struct sufs_mkfs_opts *o)
+{
+	return opts_take(o, sizeof(*o), given, MKFS_OPTS_FIRST);
+}
+
+static int mkfs_layout(uint64_t bytes, const struct sufs_mkfs_opts *o, struct sufs_super *sb)
 {
 	uint32_t bs = o->block_size ? o->block_size : SUFS_DEF_BLOCK_SIZE;
 	uint32_t bpg, ipb, ipg, g;
@@ -153,6 +163,14 @@ int sufs_mkfs_layout(uint64_t bytes, const struct sufs_mkfs_opts *o, struct sufs
 	return err ? -SUFS_EGEOMETRY : 0;
 }
 
+int sufs_mkfs_layout(uint64_t bytes, const struct sufs_mkfs_opts *given, struct sufs_super *sb)
+{
+	struct sufs_mkfs_opts o;
+	int err = mkfs_opts(given, &o);
+
+	return err ? err : mkfs_layout(bytes, &o, sb);
+}
+
 /* Set the bits of blocks that are not free: the group's metadata, and the
  * bits past the end of a short last group. */
 static int init_group_bitmaps(struct sufs_fs *fs, uint32_t g)
@@ -214,8 +232,9 @@ static int make_root(struct sufs_fs *fs, const struct sufs_mkfs_opts *o)
 	return err;
 }
 
-int sufs_mkfs(struct sufs_dev *dev, const struct sufs_mkfs_opts *o, struct sufs_fs **out)
+int sufs_mkfs(struct sufs_dev *dev, const struct sufs_mkfs_opts *given, struct sufs_fs **out)
 {
+	struct sufs_mkfs_opts opts, *o = &opts;
 	struct sufs_super sb;
 	struct sufs_fs *fs;
 	uint8_t zero[SUFS_SB_SIZE] = { 0 };
@@ -226,7 +245,9 @@ int sufs_mkfs(struct sufs_dev *dev, const struct sufs_mkfs_opts *o, struct sufs_
 
 	if (!dev->writable)
 		return -EROFS;
-	err = sufs_mkfs_layout(dev->size, o, &sb);
+	err = mkfs_opts(given, o);
+	if (!err)
+		err = mkfs_layout(dev->size, o, &sb);
 	if (err)
 		return err;
 	/* First wipe every superblock location: an interrupted mkfs must not

@@ -37,6 +37,10 @@ void sufs_set_clock(struct sufs_fs *fs, int64_t sec, uint32_t nsec)
 	fs->fixed_clock = 1;
 	fs->clock_sec = sec;
 	fs->clock_nsec = nsec;
+	/* the open, which read the real clock, is dated by this one too:
+	 * the close writes the superblock again */
+	if ((fs->flags & SUFS_OPEN_RDWR) && !(fs->flags & SUFS_OPEN_NOFLAGS) && !fs->mkfs)
+		fs->sb.mount_time = sec;
 }
 
 int fs_alloc_struct(struct sufs_dev *dev, const struct sufs_super *sb, unsigned flags,

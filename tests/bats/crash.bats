@@ -58,7 +58,7 @@ crash() {
 
 @test "async mode: the harness reports damage worse than leaks" {
 	crash --crash-check=sample:300 --mode async --random 200 --seed 1 "$BASE"
-	assert_failure 16
+	assert_failure 64
 	assert_output --regexp "[1-9][0-9]* violations"
 	[[ $stderr == *"VIOLATION in --random 200 --seed 1, state "* ]]
 	[[ $stderr == *"worse than a leak"* ]]
@@ -71,7 +71,7 @@ crash() {
 
 @test "the saved image and the reproduce command show the same violation" {
 	crash --crash-check=sample:300 --mode async --random 200 --seed 1 --max-reports 1 "$BASE"
-	assert_failure 16
+	assert_failure 64
 	img=$(sed -n 's/^  image: //p' <<<"$stderr")
 	cmd=$(sed -n 's/^  reproduce: //p' <<<"$stderr")
 	[ -f "$img" ]
@@ -79,7 +79,7 @@ crash() {
 	assert_failure 4
 	state=$(sed -n 's/.*--crash-state \([^ ]*\) .*/\1/p' <<<"$cmd")
 	crash --crash-state "$state" --mode async --random 200 --seed 1 "$BASE"
-	assert_failure 16
+	assert_failure 64
 	assert_output --regexp "^--random 200 --seed 1 \(async\)"
 	assert_output --partial "1 crash states checked"
 	[[ $stderr == *"state $state "* ]]
@@ -87,24 +87,24 @@ crash() {
 
 @test "breaking rule 1 (a name before its inode) is caught" {
 	crash --crash-check=sample:300 --break-rule 1 --random 200 --seed 1 "$BASE"
-	assert_failure 16
+	assert_failure 64
 	[[ $stderr == *"worse than a leak"* ]]
 }
 
 @test "breaking rule 2 (a block reused before its old pointer is cleared) is caught" {
 	crash --crash-check=sample:300 --break-rule 2 --random 200 --seed 1 "$BASE"
-	assert_failure 16
+	assert_failure 64
 }
 
 @test "breaking rule 3 (rename drops the old name before the new is on disk) is caught" {
 	crash --crash-check=sample:600 --break-rule 3 --random 200 --seed 2 "$BASE"
-	assert_failure 16
+	assert_failure 64
 }
 
 @test "breaking rule 3 on a file made durable is caught by the oracle, though the inode it leaves unnamed is a leak to fsck" {
 	printf '%s\n' "create /a" "write /a 0 5000 1" "mkdir /dd" "sync" "rename /a /dd/b" >"$T/w"
 	crash --crash-check --break-rule 3 "$BASE" "$T/w"
-	assert_failure 16
+	assert_failure 64
 	[[ $stderr == *"('a' in directory inode 2), made durable, then renamed to 'b' in directory inode "*": no name it had since names it"* ]]
 	assert_output --partial "unattached"
 	crash --crash-check "$BASE" "$T/w"
@@ -119,7 +119,7 @@ crash() {
 	assert_success
 	assert_output --regexp " 0 violations"
 	crash --crash-check --break-rule 3 "$BASE" "$T/w"
-	assert_failure 16
+	assert_failure 64
 }
 
 @test "the oracle: what fsync made durable is checked in later states" {
@@ -188,9 +188,9 @@ with open(sys.argv[1], "r+b") as f:
 	[[ $stderr == *"checksum"* ]]
 }
 
-@test "a workload script that cannot be read exits 4, its name shown escaped" {
+@test "a workload script that cannot be read exits 8, its name shown escaped" {
 	crash --crash-check "$BASE" "$T/no-such"$'\033'"x"
-	assert_failure 4
+	assert_failure 8
 	assert_output ""
 	assert_equal "$stderr" "sufs-replay: cannot read $T/no-such\\x1bx: No such file or directory"
 }
@@ -198,7 +198,7 @@ with open(sys.argv[1], "r+b") as f:
 @test "a violation whose image cannot be saved says so; the reproduce command keeps --cache" {
 	crash --crash-state 4:s4 --break-rule 1 --cache 64K --crash-dir "$T/missing" \
 		--random 200 --seed 1 "$BASE"
-	assert_failure 16
+	assert_failure 64
 	assert_output --partial "1 crash states checked"
 	[[ $stderr == *"VIOLATION in --random 200 --seed 1, state 4:s4 "* ]]
 	grep -qx "  (the image could not be saved in $T/missing: No such file or directory)" <<<"$stderr"
@@ -208,7 +208,7 @@ with open(sys.argv[1], "r+b") as f:
 	[ ! -e "$T/missing" ]
 	# the command, run, finds the same violation
 	crash ${cmd#*sufs-replay }
-	assert_failure 16
+	assert_failure 64
 	[[ $stderr == *"VIOLATION in --random 200 --seed 1, state 4:s4 "* ]]
 	ls crash-*.img >/dev/null
 }
@@ -217,14 +217,14 @@ with open(sys.argv[1], "r+b") as f:
 	for name in "a b'c.img" $'tab\there.img'; do
 		cp "$BASE" "$T/$name"
 		crash --crash-state 4:s4 --break-rule 1 --random 200 --seed 1 "$T/$name"
-		assert_failure 16
+		assert_failure 64
 		cmd=$(sed -n 's/^  reproduce: //p' <<<"$stderr")
 		# no control byte printed raw; the name quoted
 		[[ $cmd != *$'\t'* ]]
 		[[ $cmd == *" --seed 1 '"* || $cmd == *" --seed 1 \$'"* ]]
 		rm -f crash-*.img
 		run --separate-stderr env PATH="$(dirname "$REPLAY"):$PATH" bash -c "$cmd"
-		assert_failure 16
+		assert_failure 64
 		[[ $stderr == *"VIOLATION in --random 200 --seed 1, state 4:s4 "* ]]
 		ls crash-*.img >/dev/null
 	done
@@ -249,7 +249,7 @@ assert sorted(d) == sorted(keys), sorted(d)
 assert d["epochs"] == d["barriers"] + 1 and d["states"] == 5 == d["checked"], d
 EOF2
 	crash -q --json --crash-check=sample:20 --random 200 --seed 1 --mode async "$BASE"
-	assert_failure 16
+	assert_failure 64
 	[[ $output == *'"violations":'* ]]
 }
 
@@ -282,7 +282,7 @@ EOF2
 	[ "$(wc -l <"$T/w")" -lt 5 ]
 	# what is left still breaks it
 	crash --crash-check --mode async --jobs 1 "$BASE" "$T/w"
-	assert_failure 16
+	assert_failure 64
 	run "$SUFS_SRCDIR/tests/crash/minimize" "$BASE" "$T/w" "no such problem" --mode async
 	assert_failure 1
 }

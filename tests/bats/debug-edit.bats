@@ -113,36 +113,36 @@ EOF
 }
 
 @test "set_inode_field refuses bad fields, values and inodes" {
-	run -1 "$DEBUG" -w -R "set_inode_field /f nosuch 1" "$IMG"
+	run -4 "$DEBUG" -w -R "set_inode_field /f nosuch 1" "$IMG"
 	assert_output --partial "set_inode_field nosuch: no such field (-l lists them)"
-	run -1 "$DEBUG" -w -R "set_inode_field /f mode 65536" "$IMG"
+	run -4 "$DEBUG" -w -R "set_inode_field /f mode 65536" "$IMG"
 	assert_output --partial "out of range (at most 65535)"
-	run -1 "$DEBUG" -w -R "set_inode_field /f links -1" "$IMG"
+	run -4 "$DEBUG" -w -R "set_inode_field /f links -1" "$IMG"
 	assert_output --partial "not a whole number"
-	run -1 "$DEBUG" -w -R "set_inode_field /f links 12x" "$IMG"
+	run -4 "$DEBUG" -w -R "set_inode_field /f links 12x" "$IMG"
 	assert_output --partial "not a whole number"
-	run -1 "$DEBUG" -w -R "set_inode_field /f block[15] 1" "$IMG"
+	run -4 "$DEBUG" -w -R "set_inode_field /f block[15] 1" "$IMG"
 	assert_output --partial "the index is out of range"
-	run -1 "$DEBUG" -w -R "set_inode_field /f block[99999999999] 1" "$IMG"
+	run -4 "$DEBUG" -w -R "set_inode_field /f block[99999999999] 1" "$IMG"
 	assert_output --partial "the index is out of range"
-	run -1 "$DEBUG" -w -R "set_inode_field /f block[x] 1" "$IMG"
+	run -4 "$DEBUG" -w -R "set_inode_field /f block[x] 1" "$IMG"
 	assert_output --partial "the index is not a number"
 	# an inode of no file type: cat says so, not "Invalid argument"
 	"$DEBUG" -w -R "set_inode_field /f mode 0170644" "$IMG"
-	run -1 --separate-stderr "$DEBUG" -R "cat /f" "$IMG"
+	run -4 --separate-stderr "$DEBUG" -R "cat /f" "$IMG"
 	assert_equal "$stderr" "sufs-debug: cat /f: no valid file type (mode 0170644): nothing to read"
 	"$DEBUG" -w -R "set_inode_field <$(ino /f)> mode 0100644" "$IMG"
-	run -1 "$DEBUG" -w -R "set_inode_field /f block 1" "$IMG"
+	run -4 "$DEBUG" -w -R "set_inode_field /f block 1" "$IMG"
 	assert_output --partial "give an index"
-	run -1 "$DEBUG" -w -R "set_inode_field /f links[1] 1" "$IMG"
+	run -4 "$DEBUG" -w -R "set_inode_field /f links[1] 1" "$IMG"
 	assert_output --partial "not an array"
-	run -1 "$DEBUG" -w -R "set_inode_field 0 links 1" "$IMG"
+	run -4 "$DEBUG" -w -R "set_inode_field 0 links 1" "$IMG"
 	assert_output --partial "no such inode (the image has 1 to 256)"
-	run -1 "$DEBUG" -w -R "set_inode_field 257 links 1" "$IMG"
+	run -4 "$DEBUG" -w -R "set_inode_field 257 links 1" "$IMG"
 	assert_output --partial "no such inode"
-	run -1 "$DEBUG" -w -R "set_inode_field /nope links 1" "$IMG"
+	run -4 "$DEBUG" -w -R "set_inode_field /nope links 1" "$IMG"
 	assert_output --partial "No such file or directory"
-	run -1 "$DEBUG" -w -R "set_inode_field /f links" "$IMG"
+	run -4 "$DEBUG" -w -R "set_inode_field /f links" "$IMG"
 	assert_output --partial "usage: set_inode_field [-l] INODE FIELD VALUE"
 	run "$FSCK" -fn "$IMG"
 	assert_success
@@ -153,7 +153,7 @@ EOF
 	for c in "set_inode_field /f links 1" "set_super_value free_blocks 1" \
 		"set_bg 0 free_blocks 1" "set_dirent / f inode 1" "setb 1" "freei 3" \
 		"clri /f" "zap_block 100"; do
-		run -1 "$DEBUG" -R "$c" "$IMG"
+		run -4 "$DEBUG" -R "$c" "$IMG"
 		assert_output --partial "the image is open read-only (use -w)"
 	done
 	for c in set_super_value set_inode_field set_bg set_dirent; do
@@ -194,7 +194,7 @@ EOF
 @test "set_super_value checksum damages the superblock; the image no longer opens" {
 	run "$DEBUG" -w -R "ssv checksum 1" "$IMG"
 	assert_success
-	run -4 "$DEBUG" -R super "$IMG"
+	run -2 "$DEBUG" -R super "$IMG"
 	assert_output --partial "checksum does not match"
 	assert_output --partial "the superblock is damaged, and a file system of one group keeps no backup of it"
 	refute_output --partial "descriptor"
@@ -202,7 +202,7 @@ EOF
 	# with backups, fsck.sufs is the way back
 	mkimg "$IMG" 64M -b 1024
 	"$DEBUG" -w -R "ssv checksum 1" "$IMG"
-	run -4 "$DEBUG" -R super "$IMG"
+	run -2 "$DEBUG" -R super "$IMG"
 	assert_output --partial "the superblock is damaged; fsck.sufs can rebuild it from a backup"
 	run "$FSCK" -y "$IMG"
 	run "$DEBUG" -R super "$IMG"
@@ -210,15 +210,15 @@ EOF
 }
 
 @test "set_super_value refuses bad fields and values, and lists the fields" {
-	run -1 "$DEBUG" -w -R "set_super_value nosuch 1" "$IMG"
+	run -4 "$DEBUG" -w -R "set_super_value nosuch 1" "$IMG"
 	assert_output --partial "no such field"
-	run -1 "$DEBUG" -w -R "set_super_value inodes_count 4294967296" "$IMG"
+	run -4 "$DEBUG" -w -R "set_super_value inodes_count 4294967296" "$IMG"
 	assert_output --partial "out of range (at most 4294967295)"
-	run -1 "$DEBUG" -w -R "set_super_value uuid 1234" "$IMG"
+	run -4 "$DEBUG" -w -R "set_super_value uuid 1234" "$IMG"
 	assert_output --partial "not a UUID"
-	run -1 "$DEBUG" -w -R "set_super_value label $(printf 'x%.0s' $(seq 65))" "$IMG"
+	run -4 "$DEBUG" -w -R "set_super_value label $(printf 'x%.0s' $(seq 65))" "$IMG"
 	assert_output --partial "too long"
-	run -1 "$DEBUG" -w -R "set_super_value snap[20].ino 1" "$IMG"
+	run -4 "$DEBUG" -w -R "set_super_value snap[20].ino 1" "$IMG"
 	assert_output --partial "out of range"
 	run "$DEBUG" -R "set_super_value -l" "$IMG"
 	assert_line --regexp "^	snap\[0-19\]\.time +signed integer \(64 bits\)"
@@ -238,7 +238,7 @@ EOF
 
 @test "editing commands refuse malformed field names, values and arguments, and damage nothing" {
 	while IFS='|' read -r cmd msg; do
-		run -1 --separate-stderr "$DEBUG" -w -R "$cmd" "$IMG"
+		run -4 --separate-stderr "$DEBUG" -w -R "$cmd" "$IMG"
 		[ "$stderr" = "sufs-debug: $msg" ] || fail "$cmd: '$stderr'"
 	done <<EOF
 set_inode_field /f block[3 1|set_inode_field block[3: no such field (-l lists them)
@@ -247,7 +247,7 @@ set_inode_field /f mode[IND] 1|set_inode_field mode[IND]: no such field (-l list
 set_inode_field /f $(printf 'x%.0s' $(seq 70)) 1|set_inode_field $(printf 'x%.0s' $(seq 70)): no such field (-l lists them)
 set_inode_field /f mtime 1.5|set_inode_field 1.5: mtime: not a whole number
 set_super_value snap[IND].ino 1|set_super_value snap[IND].ino: no such field (-l lists them)
-set_super_value uuid 01234567-89ab-cdef-0123-456789abcdeX|set_super_value 01234567-89ab-cdef-0123-456789abcdeX: uuid: not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, or null)
+set_super_value uuid 01234567-89ab-cdef-0123-456789abcdeX|set_super_value 01234567-89ab-cdef-0123-456789abcdeX: uuid: not a UUID (8-4-4-4-12 hex digits, or random, time or clear)
 set_super_value label|set_super_value: usage: set_super_value [-l] FIELD VALUE
 set_bg 0 nosuch 1|set_bg nosuch: no such field (-l lists them)
 set_bg 0 free_blocks x|set_bg x: free_blocks: not a whole number (decimal, 0x hex or 0 octal)
@@ -283,9 +283,9 @@ EOF
 	assert_success
 	assert_line --regexp "^ +0 .* 7 +2 +0  ok$"
 	fsck_finds "Group 0 summary is wrong: free blocks"
-	run -1 "$DEBUG" -w -R "set_bg 1 free_inodes 7" "$IMG"
+	run -4 "$DEBUG" -w -R "set_bg 1 free_inodes 7" "$IMG"
 	assert_output --partial "group number out of range (at most 0)"
-	run -1 "$DEBUG" -w -R "set_block_group 0 bogus 7" "$IMG"
+	run -4 "$DEBUG" -w -R "set_block_group 0 bogus 7" "$IMG"
 	assert_output --partial "no such field"
 }
 
@@ -299,13 +299,13 @@ EOF
 	cp "$IMG" "$T/zapped"
 	run "$DEBUG" -w -R "set_bg 0 checksum 5" "$IMG"
 	assert_success
-	run -4 --separate-stderr "$DEBUG" -R super "$IMG"
+	run -2 --separate-stderr "$DEBUG" -R super "$IMG"
 	[ "$stderr" = "sufs-debug: cannot open $IMG: checksum does not match (group 0 descriptor)
 sufs-debug: the descriptor of group 0 is damaged (a bad checksum, wrong locations or counts); fsck.sufs -f can rebuild it" ]
 	# the descriptor table's block zeroed: the locations are wrong too
 	run "$DEBUG" -w -R "zap_block 1" "$T/zapped"
 	assert_success
-	run -4 "$DEBUG" -R super "$T/zapped"
+	run -2 "$DEBUG" -R super "$T/zapped"
 	assert_output --partial "the descriptor of group 0 is damaged"
 	refute_output --partial "superblock"
 }
@@ -316,7 +316,7 @@ set_bg 0 checksum 5
 ssv checksum 1
 EOF
 	assert_success
-	run -4 "$DEBUG" -R super "$IMG"
+	run -2 "$DEBUG" -R super "$IMG"
 	assert_output --partial "the superblock is damaged"
 	assert_output --partial "the descriptor of group 0 is damaged"
 }
@@ -325,7 +325,7 @@ EOF
 	mkimg "$IMG" 32M -b 1024
 	run "$DEBUG" -w -R "zap_block 2" "$IMG"
 	assert_success
-	run -4 "$DEBUG" -R super "$IMG"
+	run -2 "$DEBUG" -R super "$IMG"
 	assert_output --partial "4 group descriptors are damaged (bad checksums, wrong locations or counts), the first of group 0; fsck.sufs -f can rebuild them"
 	refute_output --partial "superblock"
 	run -1 "$FSCK" -fy "$IMG"
@@ -363,13 +363,13 @@ EOF
 }
 
 @test "set_dirent refuses what it cannot do" {
-	run -1 "$DEBUG" -w -R "set_dirent / nope inode 3" "$IMG"
+	run -4 "$DEBUG" -w -R "set_dirent / nope inode 3" "$IMG"
 	assert_output --partial "set_dirent nope: no such entry in /"
-	run -1 "$DEBUG" -w -R "set_dirent /f x inode 3" "$IMG"
+	run -4 "$DEBUG" -w -R "set_dirent /f x inode 3" "$IMG"
 	assert_output --partial "Not a directory"
-	run -1 "$DEBUG" -w -R "set_dirent / f name $(printf 'y%.0s' $(seq 20))" "$IMG"
+	run -4 "$DEBUG" -w -R "set_dirent / f name $(printf 'y%.0s' $(seq 20))" "$IMG"
 	assert_output --partial "longer than the entry's rec_len"
-	run -1 "$DEBUG" -w -R "set_dirent / f file_type 256" "$IMG"
+	run -4 "$DEBUG" -w -R "set_dirent / f file_type 256" "$IMG"
 	assert_output --partial "out of range (at most 255)"
 	run "$FSCK" -fn "$IMG"
 	assert_success
@@ -402,11 +402,11 @@ EOF
 	run "$DEBUG" -w -R "setb 0" "$IMG"
 	assert_success
 	assert_output --partial "warning: setb 0: block 0 is already marked in use"
-	run -1 "$DEBUG" -w -R "setb 1024" "$IMG"
+	run -4 "$DEBUG" -w -R "setb 1024" "$IMG"
 	assert_output --partial "block number out of range (at most 1023)"
-	run -1 "$DEBUG" -w -R "freei 0" "$IMG"
+	run -4 "$DEBUG" -w -R "freei 0" "$IMG"
 	assert_output --partial "inode numbers start at 1"
-	run -1 "$DEBUG" -w -R "freeb 1020 5" "$IMG"
+	run -4 "$DEBUG" -w -R "freeb 1020 5" "$IMG"
 	assert_output --partial "count out of range (1 to 4)"
 	run "$FSCK" -fn "$IMG"
 	assert_success
@@ -431,7 +431,7 @@ EOF
 
 @test "clri goes on after an inode it cannot find, and fails" {
 	sl=$(ino /sl)
-	run -1 --separate-stderr "$DEBUG" -w -R "clri /nope <$sl>" "$IMG"
+	run -4 --separate-stderr "$DEBUG" -w -R "clri /nope <$sl>" "$IMG"
 	[ "$stderr" = "sufs-debug: clri /nope: No such file or directory" ]
 	run "$DEBUG" -R "stat <$sl>" "$IMG"
 	assert_output --partial "Type: free"
@@ -439,7 +439,7 @@ EOF
 
 @test "set_dirent of a directory whose block pointer is out of range fails and names the block" {
 	"$DEBUG" -w -R "set_inode_field /d block[0] 99999" "$IMG"
-	run -1 --separate-stderr "$DEBUG" -w -R "set_dirent /d e inode 3" "$IMG"
+	run -4 --separate-stderr "$DEBUG" -w -R "set_dirent /d e inode 3" "$IMG"
 	[ "$stderr" = "sufs-debug: set_dirent /d: block 0: corrupt metadata" ]
 }
 
@@ -471,20 +471,20 @@ EOF
 @test "zap_block of the superblock's block stays zapped after the close" {
 	run "$DEBUG" -w -R "zap_block 0" "$IMG"
 	assert_success
-	run -4 "$DEBUG" -R super "$IMG"
+	run -2 "$DEBUG" -R super "$IMG"
 	assert_output --partial "not a sufs file system"
 }
 
 @test "zap_block refuses offsets and lengths outside the block, and holes" {
-	run -1 "$DEBUG" -w -R "zap_block 100 4096" "$IMG"
+	run -4 "$DEBUG" -w -R "zap_block 100 4096" "$IMG"
 	assert_output --partial "byte offset out of range (at most 4095)"
-	run -1 "$DEBUG" -w -R "zap_block 100 4000 97" "$IMG"
+	run -4 "$DEBUG" -w -R "zap_block 100 4000 97" "$IMG"
 	assert_output --partial "length out of range (at most 96)"
-	run -1 "$DEBUG" -w -R "zap_block 100 0 1 256" "$IMG"
+	run -4 "$DEBUG" -w -R "zap_block 100 0 1 256" "$IMG"
 	assert_output --partial "pattern byte out of range (at most 255)"
-	run -1 "$DEBUG" -w -R "zap_block 1024" "$IMG"
+	run -4 "$DEBUG" -w -R "zap_block 1024" "$IMG"
 	assert_output --partial "block number out of range"
-	run -1 "$DEBUG" -w -R "zap_block -f /d/e 5" "$IMG"
+	run -4 "$DEBUG" -w -R "zap_block -f /d/e 5" "$IMG"
 	assert_output --partial "a hole in /d/e: no block to zap"
 	run "$FSCK" -fn "$IMG"
 	assert_success
@@ -497,7 +497,7 @@ set_inode_field /f links 9
 set_inode_field /f nosuch 1
 set_super_value free_inodes 1
 EOF
-	run -1 "$DEBUG" -w -f "$T/edits" "$IMG"
+	run -4 "$DEBUG" -w -f "$T/edits" "$IMG"
 	assert_output --partial "nosuch: no such field"
 	fsck_finds "link count is 9, should be 2" "Superblock summary is wrong"
 }

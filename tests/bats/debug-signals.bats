@@ -2,7 +2,7 @@
 # sufs-debug and signals: no signal costs a -w session its changes.  Ctrl-C
 # at the prompt cancels the line typed, as in bash and debugfs; SIGINT with
 # commands from a file, and SIGTERM or SIGHUP anywhere, stop the commands,
-# write back what was changed, say so, and exit 1.
+# write back what was changed, say so, and exit 4.
 
 load helper
 
@@ -49,13 +49,13 @@ prompt() {
 	assert_success
 }
 
-@test "SIGHUP and SIGTERM at the prompt write back the changes, say so and exit 1" {
+@test "SIGHUP and SIGTERM at the prompt write back the changes, say so and exit 4" {
 	for sig in HUP TERM; do
 		prompt "
 			send \"mkdir /by$sig\\r\"
 			expect \"> \"
 			exec kill -$sig [exp_pid]"
-		assert_line "exit 1"
+		assert_line "exit 4"
 		assert_line --partial "sufs-debug: $( [ $sig = HUP ] && echo Hangup || echo Terminated): no more commands run; writing back the changes made"
 		run "$DEBUG" -R "stat /by$sig" "$IMG"
 		assert_success
@@ -79,7 +79,7 @@ prompt() {
 	exec 6<&-
 	st=0
 	wait "$pid" || st=$?
-	[ "$st" -eq 1 ] || fail "exit status $st, not 1"
+	[ "$st" -eq 4 ] || fail "exit status $st, not 4"
 	run cat "$T/err"
 	assert_line --regexp '^sufs-debug: cat /big: interrupted at byte [0-9]+$'
 	assert_line "sufs-debug: Interrupt: no more commands run; writing back the changes made"
@@ -90,7 +90,7 @@ prompt() {
 	assert_success
 }
 
-@test "SIGTERM to -R stops its command, writes back and exits 1" {
+@test "SIGTERM to -R stops its command, writes back and exits 4" {
 	printf "create /big\nwrite /big 0 8M 7\n" | "$DEBUG" -w -f - "$IMG"
 	mkfifo "$T/out"
 	"$DEBUG" -w -R "cat /big" "$IMG" >"$T/out" 2>"$T/err" &
@@ -102,7 +102,7 @@ prompt() {
 	exec 6<&-
 	st=0
 	wait "$pid" || st=$?
-	[ "$st" -eq 1 ] || fail "exit status $st, not 1"
+	[ "$st" -eq 4 ] || fail "exit status $st, not 4"
 	run cat "$T/err"
 	assert_line --regexp '^sufs-debug: cat /big: interrupted at byte [0-9]+$'
 	assert_line "sufs-debug: Terminated: no more commands run; writing back the changes made"

@@ -21,7 +21,7 @@ w() { "$DEBUG" -w -f - "$IMG"; }
 	assert_line --regexp '^ +ctime: 1700000000\.000000000 '
 	assert_line --regexp '^ +mtime: 1700000000\.000000000 '
 	SOURCE_DATE_EPOCH=soon run --separate-stderr "$DEBUG" -w -R "mkdir /x" "$IMG"
-	assert_failure 2
+	assert_failure 1
 	assert_equal "$stderr" "sufs-debug: invalid SOURCE_DATE_EPOCH 'soon': expected seconds since 1970 (digits)"
 }
 
@@ -31,11 +31,11 @@ w() { "$DEBUG" -w -f - "$IMG"; }
 	run "$DEBUG" -R "ls /" "$IMG"
 	assert_line "a bA"
 	run --separate-stderr "$DEBUG" -w -R 'mkdir "/\x4"' "$IMG"
-	assert_failure 1
+	assert_failure 4
 	[[ $stderr == "sufs-debug: \x needs two hex digits: "* ]]
 	# the script's message names its operation once
 	run --separate-stderr "$DEBUG" -w -R "utimes /nowhere 1 x" "$IMG"
-	assert_failure 1
+	assert_failure 4
 	assert_equal "$stderr" "sufs-debug: utimes: bad modification time x"
 }
 
@@ -87,7 +87,7 @@ EOF2
 	printf 'create /f\n' | w
 	for line in "snapshot s1" "snapdelete s1" "!ENOENT unlink /f"; do
 		run --separate-stderr "$DEBUG" -w -R "$line" "$IMG"
-		assert_failure 1
+		assert_failure 4
 		[ "$stderr" = "sufs-debug: ${line%% *}: unknown command (try help)" ]
 	done
 	run "$DEBUG" -R "ls /" "$IMG"
@@ -106,7 +106,7 @@ EOF2
 @test "modifying commands are refused without -w and the image is unchanged" {
 	before=$(sha "$IMG")
 	run "$DEBUG" -R "mkdir /x" "$IMG"
-	assert_failure 1
+	assert_failure 4
 	assert_output --partial "read-only"
 	[ "$(sha "$IMG")" = "$before" ]
 }
@@ -121,24 +121,24 @@ EOF2
 		"link /d/f /d/g:EMLINK" "mkdir /e/sub:EMLINK"; do
 		cmd=${line%:*} err=${line##*:}
 		run "$DEBUG" -w -R "$cmd" "$IMG"
-		assert_failure 1
+		assert_failure 4
 		assert_output --partial "($err)"
 	done
 }
 
-@test "the -f run goes on after a failed command and exits 1" {
+@test "the -f run goes on after a failed command and exits 4" {
 	run w <<'EOF2'
 unlink /nope
 mkdir /after
 EOF2
-	assert_failure 1
+	assert_failure 4
 	run "$DEBUG" -R "ls /" "$IMG"
 	assert_output --partial after
 }
 
 @test "a line with a NUL byte in it runs nothing, and the rest still run" {
 	run sh -c 'printf "mkdir /a\\000 junk\\nmkdir /b\\n" | "$0" -w -f - "$1"' "$DEBUG" "$IMG"
-	assert_failure 1
+	assert_failure 4
 	assert_output --partial "sufs-debug: a NUL byte in the line"
 	run "$DEBUG" -R "ls /" "$IMG"
 	assert_line b
@@ -147,7 +147,7 @@ EOF2
 
 @test "a bad line names the problem" {
 	run "$DEBUG" -w -R "write /f zero 10" "$IMG"
-	assert_failure 1
+	assert_failure 4
 	assert_output --partial "sufs-debug: write:"
 }
 
@@ -156,7 +156,7 @@ EOF2
 	run "$DEBUG" -w -R "create /big" "$IMG"
 	assert_success
 	run "$DEBUG" -w -R "write /big 0 2M 1" "$IMG"
-	assert_failure 1
+	assert_failure 4
 	assert_output --partial "(ENOSPC)"
 	run "$DEBUG" -R "ls -l /" "$IMG"
 	assert_output --partial big
@@ -196,13 +196,13 @@ EOF
 	# <INO> alone names no entry; a number past the inodes, or a free
 	# inode, names nothing
 	run --separate-stderr "$DEBUG" -w -R "unlink <$f>" "$IMG"
-	assert_failure 1
+	assert_failure 4
 	assert_equal "$stderr" "sufs-debug: unlink \"<$f>\": Invalid argument (EINVAL)"
 	run --separate-stderr "$DEBUG" -w -R "write <1000> 0 1" "$IMG"
-	assert_failure 1
+	assert_failure 4
 	assert_equal "$stderr" "sufs-debug: write \"<1000>\" 0 1: No such file or directory (ENOENT)"
 	run --separate-stderr "$DEBUG" -w -R "create <4294967296>/x" "$IMG"
-	assert_failure 1
+	assert_failure 4
 	assert_equal "$stderr" "sufs-debug: create \"<4294967296>/x\": No such file or directory (ENOENT)"
 	# in sufs-replay a path is a path: <2> is a name
 	run "$REPLAY" "$IMG" - <<<'create <2>'
@@ -217,4 +217,89 @@ EOF
 	assert_success
 	run "$FSCK" -fn "$T/small.img"
 	assert_success
+}
+
+@test "write HOSTFILE PATH copies a host file in, as debugfs's write, holes kept; the script's write keeps its meaning" {
+	head -c 10000 /dev/urandom >"$T/host"
+	head -c 65536 /dev/zero >>"$T/host"
+	printf tail >>"$T/host"
+	chmod 640 "$T/host"
+	run --separate-stderr "$DEBUG" -w -R "write $T/host /copy" "$IMG"
+	assert_success
+	"$DEBUG" -R "dump /copy $T/back" "$IMG"
+	cmp "$T/host" "$T/back"
+	run "$DEBUG" -R "stat /copy" "$IMG"
+	assert_line --regexp "Mode: +0640 "
+	assert_output --partial "Size: $((10000 + 65536 + 4))"
+	# the zeros are holes: blocks 0 to 2 and 18 hold the data, with the
+	# indirect block that maps 18; 15 are holes
+	assert_line --regexp "Blockcount: 5$"
+	# the file is there: refused, not overwritten
+	run --separate-stderr "$DEBUG" -w -R "write $T/host /copy" "$IMG"
+	assert_failure 4
+	assert_equal "$stderr" "sufs-debug: write /copy: File exists"
+	run --separate-stderr "$DEBUG" -w -R "write $T/nothere /x" "$IMG"
+	assert_failure 4
+	assert_equal "$stderr" "sufs-debug: write $T/nothere: No such file or directory"
+	run --separate-stderr "$DEBUG" -w -R "write $T /x" "$IMG"
+	assert_failure 4
+	assert_equal "$stderr" "sufs-debug: write $T: is a directory"
+	# three words or four: the script language's write
+	w <<-'EOF2'
+	create /p
+	write /p 0 100 7
+	EOF2
+	run "$DEBUG" -R "stat /p" "$IMG"
+	assert_output --partial "Size: 100"
+	run --separate-stderr "$DEBUG" -w -R "write /p" "$IMG"
+	assert_failure 4
+	assert_equal "$stderr" "sufs-debug: write: usage: write HOSTFILE PATH | PATH OFFSET LENGTH [SEED]"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+@test "punch frees a file's blocks from START to END, or to its end, and keeps its size" {
+	w <<-'EOF2'
+	create /f
+	write /f 0 40K 3
+	EOF2
+	run "$DEBUG" -w -R "punch /f 2 4" "$IMG"
+	assert_success
+	run "$DEBUG" -R "filefrag -v /f" "$IMG"
+	assert_line --regexp '^ +0 +0 +[0-9]+ +2$'
+	assert_line --regexp '^ +1 +5 +[0-9]+ +5$'
+	assert_line "/f: 2 contiguous extents, 7 blocks"
+	"$DEBUG" -R "dump /f $T/f" "$IMG"
+	[ "$(stat -c %s "$T/f")" -eq $((40 * 1024)) ]
+	cmp <(head -c 8192 /dev/zero) <(dd if="$T/f" bs=4096 skip=2 count=2 status=none)
+	run "$DEBUG" -w -R "punch /f 8" "$IMG"
+	assert_success
+	run "$DEBUG" -R "filefrag /f" "$IMG"
+	assert_output "/f: 2 contiguous extents, 5 blocks"
+	run --separate-stderr "$DEBUG" -w -R "punch / 0" "$IMG"
+	assert_failure 4
+	assert_equal "$stderr" "sufs-debug: punch /: Is a directory"
+	run --separate-stderr "$DEBUG" -w -R "punch /f 5 2" "$IMG"
+	assert_failure 4
+	assert_equal "$stderr" "sufs-debug: punch 2: not a logical block number from 5 on"
+	run --separate-stderr "$DEBUG" -R "punch /f 0" "$IMG"
+	assert_failure 4
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
+@test "set_super_value uuid takes random, time and clear, as sufs-tune -U" {
+	run "$DEBUG" -w -R "ssv uuid random" "$IMG"
+	assert_success
+	run "$DUMP" -h "$IMG"
+	assert_line --regexp '^Filesystem UUID: +[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'
+	"$DEBUG" -w -R "ssv uuid time" "$IMG"
+	run "$DUMP" -h "$IMG"
+	assert_line --regexp '^Filesystem UUID: +[0-9a-f]{8}-[0-9a-f]{4}-1[0-9a-f]{3}-'
+	"$DEBUG" -w -R "ssv uuid clear" "$IMG"
+	run "$DUMP" -h "$IMG"
+	assert_line --regexp '^Filesystem UUID: +00000000-0000-0000-0000-000000000000$'
+	run --separate-stderr "$DEBUG" -w -R "ssv uuid nope" "$IMG"
+	assert_failure 4
+	[[ $stderr == *"not a UUID (8-4-4-4-12 hex digits, or random, time or clear)"* ]]
 }

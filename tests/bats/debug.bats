@@ -99,7 +99,8 @@ edit() { "$DEBUG" -w -f - "$1"; }
 @test "--help prints the usage and exits 0" {
 	run "$DEBUG" --help
 	assert_success
-	assert_output --partial "usage: sufs-debug [-w] [-R COMMAND | -f CMDFILE|-] IMAGE"
+	assert_output --partial "Usage: sufs-debug [-w | -c] [-s BLOCK] [-R COMMAND | -f CMDFILE|-] IMAGE"
+	assert_output --partial "See sufs-debug(8)."
 }
 
 @test "--version prints the program and library version" {
@@ -108,36 +109,36 @@ edit() { "$DEBUG" -w -f - "$1"; }
 	assert_output --regexp '^sufs-debug \(sufs\) [0-9]+\.[0-9]+'
 }
 
-@test "usage errors exit 2" {
+@test "usage errors exit 1" {
 	run "$DEBUG"
-	assert_failure 2
+	assert_failure 1
 	assert_output --partial "no image given"
 	run "$DEBUG" "$IMG" "$IMG"
-	assert_failure 2
+	assert_failure 1
 	run "$DEBUG" --frobnicate "$IMG"
-	assert_failure 2
+	assert_failure 1
 	run "$DEBUG" -R ls -f - "$IMG"
-	assert_failure 2
+	assert_failure 1
 	assert_output --partial "-R and -f cannot be used together"
 	run "$DEBUG" -f "$T/no-such-file" "$IMG"
-	assert_failure 2
+	assert_failure 8
 	assert_output --partial "$T/no-such-file"
 	run "$DEBUG" -R ls -R pwd "$IMG"
-	assert_failure 2
+	assert_failure 1
 	assert_output "sufs-debug: -R may be given once"
 	run "$DEBUG" -f "$T/a" -f "$T/b" "$IMG"
-	assert_failure 2
+	assert_failure 1
 	assert_output "sufs-debug: -f may be given once"
 }
 
-@test "a command file that is a directory is a usage error, and the image is not opened" {
+@test "a command file that is a directory cannot be used (exit 8), and the image is not opened" {
 	cp "$IMG" "$T/rw.img"
 	before=$(sha "$T/rw.img")
 	run "$DEBUG" -w -f "$T" "$T/rw.img"
-	assert_failure 2
+	assert_failure 8
 	assert_output "sufs-debug: $T: Is a directory"
 	run "$DEBUG" -w -f - "$T/rw.img" <"$T"
-	assert_failure 2
+	assert_failure 8
 	assert_output "sufs-debug: -: Is a directory"
 	[ "$(sha "$T/rw.img")" = "$before" ]
 }
@@ -145,32 +146,32 @@ edit() { "$DEBUG" -w -f - "$1"; }
 @test "a command whose output cannot be written fails, and so does the run" {
 	[ -w /dev/full ] || skip "no /dev/full"
 	run --separate-stderr bash -c "'$DEBUG' -R ls '$IMG' >/dev/full"
-	assert_failure 1
+	assert_failure 4
 	# said once: not again when the run ends
 	[ "$stderr" = "sufs-debug: ls: writing the output: No space left on device" ]
 	printf 'super\nls\n' >"$T/cmds"
 	run --separate-stderr bash -c "'$DEBUG' -f '$T/cmds' '$IMG' >/dev/full"
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = "sufs-debug: super: writing the output: No space left on device
 sufs-debug: ls: writing the output: No space left on device" ]
 }
 
-@test "an image that cannot be opened exits 4 and says why" {
+@test "an image that cannot be opened exits 2 and says why" {
 	run --separate-stderr "$DEBUG" -R ls "$T/missing.img"
-	assert_failure 4
+	assert_failure 2
 	[[ $stderr == "sufs-debug: cannot open $T/missing.img: "* ]]
 	truncate -s 16M "$T/zeros.img"
 	run --separate-stderr "$DEBUG" -R ls "$T/zeros.img"
-	assert_failure 4
+	assert_failure 2
 	[[ $stderr == *"cannot open $T/zeros.img"* ]]
 }
 
-@test "a damaged superblock exits 4 and is named" {
+@test "a damaged superblock exits 2 and is named" {
 	cp "$IMG" "$T/bad.img"
 	# one byte of the label: still a sufs magic, but the checksum fails
 	printf 'X' | dd of="$T/bad.img" bs=1 seek=$((1024 + 200)) conv=notrunc status=none
 	run --separate-stderr "$DEBUG" -R super "$T/bad.img"
-	assert_failure 4
+	assert_failure 2
 	[[ $stderr == *"cannot open $T/bad.img"* ]]
 	[[ $stderr == *superblock* ]]
 }
@@ -180,26 +181,26 @@ sufs-debug: ls: writing the output: No space left on device" ]
 	assert_success
 	assert_output "hello, world"
 	debug "$IMG" "cat /no/such/file"
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = "sufs-debug: cat /no/such/file: No such file or directory" ]
 }
 
 @test "an unknown command fails with a message" {
 	debug "$IMG" "frobnicate now"
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = "sufs-debug: frobnicate: unknown command (try help)" ]
 }
 
 @test "a command with the wrong arguments prints its usage and fails" {
 	debug "$IMG" "bmap hello.txt"
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = "sufs-debug: bmap: usage: bmap PATH LBLK" ]
 	debug "$IMG" "ls -z"
-	assert_failure 1
+	assert_failure 4
 	[[ $stderr == *"unknown option -z"* ]]
 }
 
-@test "-f runs every command and exits 1 if any failed" {
+@test "-f runs every command and exits 4 if any failed" {
 	cat >"$T/cmds" <<-'EOF'
 	# a comment, then a blank line
 
@@ -208,7 +209,7 @@ sufs-debug: ls: writing the output: No space left on device" ]
 	cat dir/sub/deep.txt
 	EOF
 	run --separate-stderr "$DEBUG" -f "$T/cmds" "$IMG"
-	assert_failure 1
+	assert_failure 4
 	assert_output "$(printf 'hello, world\ndeep')"
 	[ "$stderr" = "sufs-debug: cat nothing-here: No such file or directory" ]
 }
@@ -228,7 +229,7 @@ sufs-debug: ls: writing the output: No space left on device" ]
 
 @test "commands piped in without -f run as with -f -" {
 	run bash -c "printf 'pwd\nls nothing\npwd\n' | '$DEBUG' '$IMG'"
-	assert_failure 1
+	assert_failure 4
 	assert_line --index 0 "/"
 	assert_line --index 1 "sufs-debug: ls nothing: No such file or directory"
 	assert_line --index 2 "/"
@@ -262,7 +263,7 @@ sufs-debug: ls: writing the output: No space left on device" ]
 	assert_line --index 0 "ls [-l] [PATH]"
 	assert_output --partial "also called: list_directory"
 	debug "$IMG" "help nothing"
-	assert_failure 1
+	assert_failure 4
 	debug "$IMG" "help quit"
 	assert_success
 	assert_line --index 0 "quit"
@@ -271,12 +272,12 @@ sufs-debug: ls: writing the output: No space left on device" ]
 @test "a command without arguments given some prints its usage, without a trailing blank" {
 	for c in quit pwd super groups; do
 		debug "$IMG" "$c extra"
-		assert_failure 1
+		assert_failure 4
 		[ "$stderr" = "sufs-debug: $c: usage: $c" ] || fail "$c: '$stderr'"
 	done
 	for c in "ls a b" "cd a b" "stat" "blocks" "cat" "dump f" "icheck" "ncheck" "rdump $T"; do
 		debug "$IMG" "$c"
-		assert_failure 1
+		assert_failure 4
 		[[ $stderr == "sufs-debug: ${c%% *}: usage: ${c%% *} "?* ]] || fail "$c: '$stderr'"
 	done
 }
@@ -308,7 +309,7 @@ sufs-debug: ls: writing the output: No space left on device" ]
 
 @test "ls of a missing directory fails and names it" {
 	debug "$IMG" "ls -l /nowhere"
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = "sufs-debug: ls /nowhere: No such file or directory" ]
 }
 
@@ -326,20 +327,20 @@ sufs-debug: ls: writing the output: No space left on device" ]
 
 @test "messages write the control bytes of typed words with escapes, never raw" {
 	debug "$IMG" $'bo\x1b[31mgus'
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = 'sufs-debug: bo\x1b[31mgus: unknown command (try help)' ]
 	debug "$IMG" 'stat "/d/x\x1bz"'
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = 'sufs-debug: stat /d/x\x1bz: No such file or directory' ]
 	debug "$IMG" $'help fo\ao'
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = 'sufs-debug: help fo\x07o: no such command' ]
 	# a line that cannot be split is quoted whole, a backslash doubled
 	debug "$IMG" $'cat "\x1b'
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = 'sufs-debug: unterminated quote: cat "\x1b' ]
 	debug "$IMG" $'ls \x1b\\'
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = 'sufs-debug: a backslash ends the line: ls \x1b\\' ]
 }
 
@@ -353,7 +354,7 @@ deps "/d\x1by/h\x1bi"
 set_dirent "/d\x1by" nope inode 1
 zap_block -f "/d\x1by/h\x1bi" 1
 EOF
-	assert_failure 1
+	assert_failure 4
 	assert_line --regexp '^[0-9]+ updates? pending on /d\\x1by/h\\x1bi \(inode [0-9]+, its blocks\)'
 	assert_equal "$stderr" 'sufs-debug: set_dirent nope: no such entry in /d\x1by
 sufs-debug: zap_block 1: a hole in /d\x1by/h\x1bi: no block to zap'
@@ -362,7 +363,7 @@ sufs-debug: zap_block 1: a hole in /d\x1by/h\x1bi: no block to zap'
 	mkdir "$T/out"
 	: >"$T/out/"$'d\ey'
 	run --separate-stderr "$DEBUG" -R "rdump / $T/out" "$T/w.img"
-	assert_failure 1
+	assert_failure 4
 	[[ $stderr == *'sufs-debug: rdump /d\x1by: File exists'* ]]
 	[[ $stderr != *$'\e'* ]]
 }
@@ -386,7 +387,7 @@ sufs-debug: zap_block 1: a hole in /d\x1by/h\x1bi: no block to zap'
 	debug "$IMG" 'cat with\ space'
 	assert_output "spaced"
 	debug "$IMG" 'cat "with space'
-	assert_failure 1
+	assert_failure 4
 	[[ $stderr == *"unterminated quote"* ]]
 }
 
@@ -396,7 +397,7 @@ sufs-debug: zap_block 1: a hole in /d\x1by/h\x1bi: no block to zap'
 	assert_success
 	assert_output "$(printf '/\n/dir/sub\n/dir\n/')"
 	debug "$IMG" "cd hello.txt"
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = "sufs-debug: cd hello.txt: Not a directory" ]
 }
 
@@ -405,7 +406,7 @@ sufs-debug: zap_block 1: a hole in /d\x1by/h\x1bi: no block to zap'
 	assert_success
 	ino=$(ino_of hello.txt)
 	sec=$(date -u -d '2021-05-06 07:08:09' +%s)
-	assert_line --regexp "^Inode: $ino +Type: regular +Mode: +0644 +Flags: 0x[0-9a-f]+\$"
+	assert_line --regexp "^Inode: $ino +Type: regular file +Mode: +0644 +Flags: 0x[0-9a-f]+\$"
 	assert_line --regexp '^Generation: [0-9]+$'
 	assert_line --regexp "^User: +$(id -u) +Group: +$(id -g) +Size: 13\$"
 	assert_line --regexp '^Links: 2 +Blockcount: 1$'
@@ -436,7 +437,7 @@ sif sl2 size 200
 sif sl2 block[0] 99999
 EOF
 	debug "$T/s.img" "ls -l"
-	assert_failure 1
+	assert_failure 4
 	assert_line --regexp '^ +4 \?rw-r--r-- +1 .* 100000 [0-9-]+ [0-9:]+ f$'
 	assert_line --regexp '^ +5 lrwxrwxrwx +1 .* 1 \(invalid time\) sl -> f$'
 	assert_line --regexp '^ +6 lrwxrwxrwx +1 .* 200 [0-9-]+ [0-9:]+ sl2 -> \?$'
@@ -465,15 +466,15 @@ EOF
 	small_img "$T/s.img"
 	edit "$T/s.img" <<<"set_dirent d sub rec_len 3"
 	debug "$T/s.img" "ls d"
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = "sufs-debug: ls d: corrupt metadata" ]
 	debug "$T/s.img" "ncheck 4"
-	assert_failure 1
+	assert_failure 4
 	assert_line "$(printf '4\t/f')"
 	[ "$stderr" = "sufs-debug: ncheck /d: corrupt metadata" ]
 	mkdir "$T/out"
 	debug "$T/s.img" "rdump / $T/out"
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = "sufs-debug: rdump /d: reading the directory: corrupt metadata" ]
 	[ -d "$T/out/d" ] && [ -z "$(ls -A "$T/out/d")" ]
 	cmp <("$DEBUG" -R "cat f" "$T/s.img") "$T/out/f"
@@ -515,7 +516,7 @@ EOF
 	assert_line "Block pointers (not followed): $blk 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
 	[ "$stderr" = "sufs-debug: stat hello.txt: warning: the inode's checksum does not match its contents" ]
 	debug "$T/inode.img" "cat hello.txt"
-	assert_failure 1
+	assert_failure 4
 	[[ $stderr == "sufs-debug: cat hello.txt: "* ]]
 }
 
@@ -530,7 +531,7 @@ EOF
 	assert_success
 	assert_output "0"
 	debug "$IMG" "bmap sparse x"
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = "sufs-debug: bmap x: not a block number" ]
 }
 
@@ -547,7 +548,7 @@ EOF
 	"$DEBUG" -w -R "set_inode_field sparse size 18446744073709551615" "$T/big.img"
 	for c in "cat sparse" "dump sparse $T/out" "rdump sparse $T"; do
 		run --separate-stderr timeout 20 "$DEBUG" -R "$c" "$T/big.img"
-		assert_failure 1
+		assert_failure 4
 		[[ $stderr == "sufs-debug: ${c%% *} "*"corrupt metadata"* ]] || fail "$c: $stderr"
 	done
 }
@@ -562,7 +563,7 @@ EOF
 	cmp "$SRC/hello.txt" "$T/hello.out"
 	[ "$(stat -c '%a %Y %y' "$T/hello.out")" = "$(stat -c '%a %Y %y' "$SRC/hello.txt")" ]
 	debug "$IMG" "dump fifo $T/fifo.out"
-	assert_failure 1
+	assert_failure 4
 	[[ $stderr == "sufs-debug: dump fifo: "* ]]
 }
 
@@ -572,7 +573,7 @@ EOF
 	[ "$("$DEBUG" -R "dump empty /dev/stdout" "$IMG" | wc -c)" -eq 0 ]
 	[ -w /dev/full ] || skip "no /dev/full"
 	debug "$IMG" "dump sparse /dev/full"
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = "sufs-debug: dump sparse: writing the copy: No space left on device" ]
 }
 
@@ -585,11 +586,11 @@ EOF
 	head -c 4096 /dev/zero >>"$T/want"
 	tail -c +12289 "$T/s/f" >>"$T/want"
 	debug "$T/bad.img" "dump /f $T/f.out"
-	assert_failure 1
+	assert_failure 4
 	assert_equal "$stderr" "sufs-debug: dump /f: a block pointer out of range at logical block 2 (left as a hole)"
 	cmp "$T/want" "$T/f.out"
 	debug "$T/bad.img" "rdump / $T/out"
-	assert_failure 1
+	assert_failure 4
 	assert_equal "$stderr" "sufs-debug: rdump /f: a block pointer out of range at logical block 2 (left as a hole)"
 	cmp "$T/want" "$T/out/f"
 }
@@ -601,12 +602,12 @@ EOF
 	head -c 49152 "$T/whole" >"$T/want"
 	head -c $((100000 - 49152)) /dev/zero >>"$T/want"
 	debug "$T/s.img" "dump f $T/f.out"
-	assert_failure 1
+	assert_failure 4
 	assert_equal "$stderr" "sufs-debug: dump f: a block pointer out of range at logical block 12 (left as a hole)"
 	cmp "$T/want" "$T/f.out"
 	mkdir "$T/out"
 	debug "$T/s.img" "rdump f $T/out"
-	assert_failure 1
+	assert_failure 4
 	assert_equal "$stderr" "sufs-debug: rdump f: a block pointer out of range at logical block 12 (left as a hole)"
 	cmp "$T/want" "$T/out/f"
 }
@@ -618,20 +619,20 @@ EOF
 	[ "${#b[@]}" -eq 25 ]
 	edit "$T/s.img" <<<"sif f block[1] 99999"
 	debug "$T/s.img" "blocks f"
-	assert_failure 1
+	assert_failure 4
 	assert_output "${b[0]} ${b[*]:2}"
 	[ "$stderr" = "sufs-debug: blocks f: a block pointer out of range at logical block 1" ]
 	debug "$T/s.img" "bmap f 1"
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = "sufs-debug: bmap f: block 1: corrupt metadata" ]
 	edit "$T/s.img" <<<"sif f block[IND] 99999"
 	debug "$T/s.img" "blocks f"
-	assert_failure 1
+	assert_failure 4
 	assert_output "${b[0]} ${b[*]:2:10}"
 	[ "$stderr" = "sufs-debug: blocks f: a block pointer out of range at logical block 1" ]
 	edit "$T/s.img" <<<"sif f block[1] ${b[1]}"
 	debug "$T/s.img" "blocks f"
-	assert_failure 1
+	assert_failure 4
 	assert_output "${b[*]:0:12}"
 	[ "$stderr" = "sufs-debug: blocks f: a block pointer out of range at logical block 12" ]
 }
@@ -645,10 +646,10 @@ EOF
 	assert_success
 	[ "$(cat "$T/link.out")" = "../hello.txt" ] && [ ! -L "$T/link.out" ]
 	debug "$IMG" "dump hello.txt $T/no/such/dir"
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = "sufs-debug: dump $T/no/such/dir: No such file or directory" ]
 	debug "$IMG" "dump -x hello.txt $T/x"
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = "$(printf '%s\n' "sufs-debug: dump: unknown option -x" \
 		"sufs-debug: dump: usage: dump [-p] PATH HOSTFILE")" ]
 	[ ! -e "$T/x" ]
@@ -665,7 +666,7 @@ EOF
 	assert_line "$(printf '0\t<superblock of group 0>')"
 	assert_line "$(printf '%s\t<block not found>' $((total - 1)))"
 	debug "$IMG" "icheck $total"
-	assert_failure 1
+	assert_failure 4
 	[[ $stderr == "sufs-debug: icheck $total: not a block number"* ]]
 }
 
@@ -678,7 +679,7 @@ EOF
 	assert_line "$(printf '%s\t/dir/hard' "$ino")"
 	assert_line "$(printf '2\t/')"
 	debug "$IMG" "ncheck 0"
-	assert_failure 1
+	assert_failure 4
 	[[ $stderr == "sufs-debug: ncheck 0: not an inode number"* ]]
 }
 
@@ -757,7 +758,7 @@ write /f 0 5000 1"
 	run "$DEBUG" -f "$T/cmds" "$IMG"
 	assert_output "/dir"
 	debug "$IMG" "stat <999999>"
-	assert_failure 1
+	assert_failure 4
 	[[ $stderr == "sufs-debug: stat <999999>: no such inode"* ]]
 }
 
@@ -824,12 +825,12 @@ write /f 0 5000 1"
 
 @test "rdump needs an existing HOSTDIR and refuses one that is a symlink" {
 	debug "$IMG" "rdump dir $T/missing"
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = "sufs-debug: rdump $T/missing: No such file or directory" ]
 	mkdir "$T/real"
 	ln -s real "$T/alias"
 	debug "$IMG" "rdump dir $T/alias"
-	assert_failure 1
+	assert_failure 4
 	[[ $stderr == *"is a symbolic link"* ]]
 	[ -z "$(ls -A "$T/real")" ]
 }
@@ -839,7 +840,7 @@ write /f 0 5000 1"
 	printf 'mine\n' >"$T/out/sparse"
 	printf 'mine too\n' >"$T/out/fifo"
 	debug "$IMG" "rdump / $T/out"
-	assert_failure 1
+	assert_failure 4
 	[[ $stderr == *"sufs-debug: rdump /sparse: File exists"* ]]
 	[[ $stderr == *"sufs-debug: rdump /fifo: File exists"* ]]
 	[ "$(cat "$T/out/sparse")" = "mine" ]
@@ -853,7 +854,7 @@ write /f 0 5000 1"
 	mkdir "$T/out"
 	: >"$T/out/f200"
 	on_tty "$DEBUG" -R "rdump / $T/out" "$T/many.img"
-	assert_failure 1
+	assert_failure 4
 	assert_line --index 0 "Copying: 64"
 	assert_line --index 1 "Copying: 99"
 	assert_line --index 2 "sufs-debug: rdump /f200: File exists"
@@ -885,7 +886,7 @@ write /f 0 5000 1"
 	debug "$T/dup.img" "ls"
 	[ "$(printf '%s\n' "${lines[@]}" | grep -c '^x1$')" -eq 2 ]
 	debug "$T/dup.img" "rdump / $T/out"
-	assert_failure 1
+	assert_failure 4
 	[[ $stderr == *"sufs-debug: rdump /x1: File exists"* ]]
 	[ "$(readlink "$T/out/x1")" = "$T/victim" ]
 	[ -z "$(ls -A "$T/victim")" ]
@@ -895,7 +896,7 @@ write /f 0 5000 1"
 	mkdir "$T/victim" "$T/out"
 	ln -s "$T/victim" "$T/out/dir"
 	debug "$IMG" "rdump / $T/out"
-	assert_failure 1
+	assert_failure 4
 	[[ $stderr == *"sufs-debug: rdump /dir: File exists"* ]]
 	[ -z "$(ls -A "$T/victim")" ]
 	[ "$(readlink "$T/out/dir")" = "$T/victim" ]
@@ -907,7 +908,7 @@ write /f 0 5000 1"
 	mkimg "$T/loop.img" 16M -d "$T/src"
 	patch_dirent "$T/loop.img" /d lp lp 2
 	debug "$T/loop.img" "rdump / $T/out"
-	assert_failure 1
+	assert_failure 4
 	[[ $stderr == *"sufs-debug: rdump /d/lp: directory inode 2 was already copied"* ]]
 	[ "$(cat "$T/out/d/file")" = "once" ]
 	[ ! -e "$T/out/d/lp" ]
@@ -928,7 +929,7 @@ set_dirent d/sub y inode 20
 EOF
 	mkdir "$T/out"
 	debug "$T/s.img" "rdump / $T/out"
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = "$(printf '%s\n' \
 		"sufs-debug: rdump /d/sub/y: inode 20: No such file or directory" \
 		"sufs-debug: rdump /sl: the link's target is 70000 bytes long: skipped" \
@@ -944,7 +945,7 @@ sif sl block[0] 99999
 EOF
 	mkdir "$T/out2"
 	debug "$T/s.img" "rdump sl $T/out2"
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = "sufs-debug: rdump sl: reading the link: corrupt metadata" ]
 	[ -z "$(ls -A "$T/out2")" ]
 }
@@ -956,14 +957,14 @@ EOF
 	assert_success
 	[ "$(cd "$T/a" && find . | LC_ALL=C sort | tr '\n' ' ')" = ". ./d ./d/sub ./d/sub/x " ]
 	debug "$T/s.img" "rdump / nope / $T/b"
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = "$(printf '%s\n' "sufs-debug: rdump nope: No such file or directory" \
 		"sufs-debug: rdump /: the root was already copied: skipped")" ]
 	[ -f "$T/b/f" ] && [ -d "$T/b/d/sub" ]
 	edit "$T/s.img" <<<"set_dirent / d inode 7"
 	printf 'cd <3>\nrdump . sub %s\n' "$T/c" >"$T/cmds"
 	run --separate-stderr "$DEBUG" -f "$T/cmds" "$T/s.img"
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = "sufs-debug: rdump .: cannot find the directory's name in its parent" ]
 	[ "$(cd "$T/c" && find . | LC_ALL=C sort | tr '\n' ' ')" = ". ./sub ./sub/x " ]
 }
@@ -996,7 +997,7 @@ EOF
 	"$DEBUG" -w -R "set_dirent /d f2 name f1" "$T/hl.img"
 	mkdir "$T/out"
 	debug "$T/hl.img" "rdump / $T/out"
-	assert_failure 1
+	assert_failure 4
 	[ "$stderr" = "sufs-debug: rdump /d/f1: linking to d/f1: File exists" ]
 	[ "$(ls -A "$T/out/d")" = "f1" ]
 	[ "$(stat -c %h "$T/out/d/f1")" -eq 1 ]
@@ -1032,4 +1033,108 @@ EOF
 	for img in "$T"/run/*.img; do
 		"$FSCK" -fn "$img" >/dev/null
 	done
+}
+
+# ---------------------------------------------------------------------------
+# debugfs's habits: a backup superblock, catastrophic mode, inode_dump,
+# dirsearch, filefrag
+
+@test "-s BLOCK reads a backup superblock when the primary is damaged, as debugfs -s" {
+	mkimg "$T/b.img" 32M -b 1024 -d "$SRC"
+	"$DEBUG" -w -R "ssv checksum 1" "$T/b.img"
+	debug "$T/b.img" "cat /hello.txt"
+	assert_failure 2
+	run --separate-stderr "$DEBUG" -s 8192 -R "cat /hello.txt" "$T/b.img"
+	assert_success
+	assert_output "hello, world"
+	run --separate-stderr "$DEBUG" -s 8192:1024 -R "super" "$T/b.img"
+	assert_success
+	assert_line --regexp '^Superblock group: +1$'
+	run --separate-stderr "$DEBUG" -s 8193 -R ls "$T/b.img"
+	assert_failure 2
+	assert_equal "$stderr" "sufs-debug: $T/b.img: no superblock copy at block 8193, for any block size (-s names a backup by the block it starts)"
+	run --separate-stderr "$DEBUG" -s x -R ls "$T/b.img"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-debug: -s: not a block number, or BLOCK:BLOCKSIZE: x"
+	run --separate-stderr "$DEBUG" -w -s 8192 -R ls "$T/b.img"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-debug: -w goes without -s: to repair from a backup superblock, run fsck.sufs -s"
+}
+
+@test "-c opens in catastrophic mode: checksums ignored, no bitmap read, the bitmap commands refused" {
+	cp "$IMG" "$T/c.img"
+	# an inode bitmap of garbage, and a descriptor whose checksum fails
+	local ibm
+	ibm=$("$DEBUG" -R groups "$T/c.img" | awk '$1 == "0" { print $5 }')
+	"$DEBUG" -w -f - "$T/c.img" <<-EOF
+	zap_block $ibm 0 64 165
+	set_bg 0 checksum 7
+	EOF
+	debug "$T/c.img" "ls"
+	assert_failure 2
+	run --separate-stderr "$DEBUG" -c -R "cat /hello.txt" "$T/c.img"
+	assert_success
+	assert_output "hello, world"
+	for c in "testb 1" "testi /" "ffb" "ffi"; do
+		run --separate-stderr "$DEBUG" -c -R "$c" "$T/c.img"
+		assert_failure 4
+		assert_equal "$stderr" "sufs-debug: ${c%% *}: catastrophic mode (-c) reads no bitmap"
+	done
+	# icheck goes by the inodes themselves
+	blk=$("$DEBUG" -c -R "blocks /hello.txt" "$T/c.img")
+	run --separate-stderr "$DEBUG" -c -R "icheck $blk" "$T/c.img"
+	assert_success
+	assert_line "$blk	$("$DEBUG" -c -R "stat /hello.txt" "$T/c.img" | awk 'NR == 1 { print $2 }')"
+	run --separate-stderr "$DEBUG" -c -w -R ls "$T/c.img"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-debug: -w goes without -c: catastrophic mode only reads"
+}
+
+@test "inode_dump (id) prints an inode's bytes, -b its block pointers" {
+	debug "$IMG" "inode_dump /hello.txt"
+	assert_success
+	# mode 0100644, flags 0, two links (hello.txt and dir/hard)
+	assert_line --index 0 --regexp '^0000  a4 81 00 00 02 00 00 00  '
+	assert_line --index -1 "0100"
+	local ptr
+	ptr=$(printf '%02x' $(("$("$DEBUG" -R "blocks /hello.txt" "$IMG")" & 255)))
+	debug "$IMG" "id -b /hello.txt"
+	assert_success
+	assert_line --index 0 --regexp "^0060  $ptr "
+	assert_line --index -1 "00d8"
+	debug "$IMG" "id"
+	assert_failure 4
+	assert_equal "$stderr" "sufs-debug: id: usage: inode_dump [-b] PATH"
+}
+
+@test "dirsearch says where an entry lies, and fails for a name that is not there" {
+	local blk
+	blk=$("$DEBUG" -R "blocks /dir" "$IMG")
+	debug "$IMG" "dirsearch /dir hard"
+	assert_success
+	assert_output --regexp "^Entry found at logical block 0, phys $blk, offset [0-9]+\$"
+	off=$(sed 's/.*offset //' <<<"$output")
+	# the entry there is the name's (man/sufs.5: the name at byte 8)
+	run dd if="$IMG" bs=1 skip=$((blk * 4096 + off + 8)) count=4 status=none
+	assert_output "hard"
+	debug "$IMG" "dirsearch /dir nothere"
+	assert_failure 4
+	assert_equal "$stderr" "sufs-debug: dirsearch nothere: no such entry in /dir"
+	debug "$IMG" "dirsearch /hello.txt x"
+	assert_failure 4
+	assert_equal "$stderr" "sufs-debug: dirsearch /hello.txt: not a directory"
+}
+
+@test "filefrag counts a file's runs of contiguous blocks; -v lists them" {
+	debug "$IMG" "filefrag /hello.txt"
+	assert_success
+	assert_output "/hello.txt: 1 contiguous extent, 1 block"
+	debug "$IMG" "filefrag -v /sparse"
+	assert_success
+	assert_line --index 0 " ext    logical   physical   length"
+	assert_line --index 1 --regexp '^ +0 +256 +[0-9]+ +1$'
+	assert_line --index 2 "/sparse: 1 contiguous extent, 1 block"
+	debug "$IMG" "filefrag /empty"
+	assert_success
+	assert_output "/empty: 0 contiguous extents, 0 blocks"
 }

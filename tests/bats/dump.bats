@@ -71,7 +71,8 @@ inode_offset() {
 @test "sufs-dump --help prints the usage and exits 0" {
 	run "$DUMP" --help
 	assert_success
-	assert_output --partial "Usage: sufs-dump [-h | -g | -i INODE] [--json] IMAGE"
+	assert_output --partial "Usage: sufs-dump [-h | -g | -i INODE] [--json] [-s BLOCK] IMAGE"
+	assert_output --partial "See sufs-dump(8)."
 	assert_output --partial "--restore META"
 }
 
@@ -204,16 +205,16 @@ assert d["superblock"]["free_blocks"] == sum(g["free_blocks"] for g in d["groups
 	assert_line --regexp '^Inode: [0-9]+   Type: fifo '
 }
 
-@test "-i of a slow symlink whose block is out of range shows the target as unreadable and exits 2" {
+@test "-i of a slow symlink whose block is out of range shows the target as unreadable and exits 16" {
 	ino=$(ino_of "$IMG" /slow-link)
 	"$DEBUG" -w -R "sif $ino block[0] 99999" "$IMG"
 	run --separate-stderr "$DUMP" -i /slow-link "$IMG"
-	assert_failure 2
+	assert_failure 16
 	assert_line "Slow symlink target: (unreadable: corrupt metadata)"
 	assert_line "Mapped blocks: (0):99999 (out of range)"
 	assert_equal "$stderr" "sufs-dump: $IMG: symlink inode $ino: corrupt metadata"
 	run --separate-stderr "$DUMP" --json -i /slow-link "$IMG"
-	assert_failure 2
+	assert_failure 16
 	run python3 -c 'import json, sys; i = json.load(sys.stdin)["inode"]; print(i["fast_symlink"], "target" in i, i["target_error"])' <<<"$output"
 	assert_output "False False corrupt metadata"
 }
@@ -355,8 +356,8 @@ print([(m["level"], m["lblk"], m["pblk"]) for m in json.load(sys.stdin)["inode"]
 	assert_output --partial "superblock: checksum does not match"
 }
 
-# readers_refuse IMAGE SHOWN WHY: sufs-dump (exit 2), sufs-snap, sufs-replay
-# and sufs-debug refuse IMAGE, first saying "SHOWN: WHY" (as they show its
+# readers_refuse IMAGE SHOWN WHY: sufs-dump, sufs-snap, sufs-replay and
+# sufs-debug refuse IMAGE (exit 2), first saying "SHOWN: WHY" (as they show its
 # name: "cannot open SHOWN: WHY" for the last two).
 readers_refuse() {
 	local img=$1 name=$2 why=$3
@@ -364,13 +365,13 @@ readers_refuse() {
 	assert_failure 2
 	assert_equal "${stderr%%$'\n'*}" "sufs-dump: $name: $why"
 	run --separate-stderr "$SNAP" list "$img"
-	assert_failure 1
+	assert_failure 2
 	assert_equal "${stderr%%$'\n'*}" "sufs-snap: $name: $why"
 	run --separate-stderr "$REPLAY" "$img" /dev/null
 	assert_failure 2
 	assert_equal "${stderr%%$'\n'*}" "sufs-replay: cannot open $name: $why"
 	run --separate-stderr "$DEBUG" -R stats "$img"
-	assert_failure 4
+	assert_failure 2
 	assert_equal "${stderr%%$'\n'*}" "sufs-debug: cannot open $name: $why"
 }
 
@@ -561,14 +562,14 @@ print([g.get("superblock_checksum_ok") for g in d["groups"]])' <<<"$output"
 @test "-m and --restore refuse to overwrite a file unless -f is given" {
 	echo keep >"$T/meta"
 	run "$DUMP" -m "$T/meta" "$IMG"
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 8 ]
 	assert_output --partial "exists (use -f to replace it)"
 	[ "$(cat "$T/meta")" = keep ]
 	run "$DUMP" -f -m "$T/meta" "$IMG"
 	assert_success
 	echo keep >"$T/restored"
 	run "$DUMP" --restore "$T/meta" "$T/restored"
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 8 ]
 	[ "$(cat "$T/restored")" = keep ]
 	run "$DUMP" --restore "$T/meta" -f "$T/restored"
 	assert_success
@@ -578,48 +579,48 @@ print([g.get("superblock_checksum_ok") for g in d["groups"]])' <<<"$output"
 @test "-m never writes over the image it reads" {
 	before=$(sha "$IMG")
 	run "$DUMP" -f -m "$IMG" "$IMG"
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 8 ]
 	assert_output --partial "is the input file itself"
 	[ "$(sha "$IMG")" = "$before" ]
 }
 
-@test "an output that is not a regular file, or is the input, is refused with exit 1, -f or not" {
+@test "an output that is not a regular file, or is the input, is refused with exit 8, -f or not" {
 	run "$DUMP" -m /dev/null -f "$IMG"
-	assert_failure 1
+	assert_failure 8
 	assert_output "sufs-dump: /dev/null: exists and is not a regular file"
 	run "$DUMP" -m /dev/null "$IMG"
-	assert_failure 1
+	assert_failure 8
 	assert_output "sufs-dump: /dev/null: exists and is not a regular file"
 	# the input itself: no suggestion of -f, which would not help
 	run "$DUMP" -m "$IMG" "$IMG"
-	assert_failure 1
+	assert_failure 8
 	assert_output "sufs-dump: $IMG: is the input file itself"
 	"$DUMP" -m "$T/meta" "$IMG"
 	before=$(sha "$T/meta")
 	run "$DUMP" --restore "$T/meta" -f "$T/meta"
-	assert_failure 1
+	assert_failure 8
 	assert_output "sufs-dump: $T/meta: is the input file itself"
 	ln "$T/meta" "$T/link"
 	run "$DUMP" --restore "$T/meta" "$T/link"
-	assert_failure 1
+	assert_failure 8
 	assert_output "sufs-dump: $T/link: is the input file itself"
 	[ "$(sha "$T/meta")" = "$before" ]
 }
 
-@test "an output below a file or in a missing directory is refused with exit 2, and nothing is made" {
+@test "an output below a file or in a missing directory is refused with exit 8, and nothing is made" {
 	"$DUMP" -m "$T/meta" "$IMG"
 	touch "$T/plain"
 	run "$DUMP" -m "$T/plain/out" "$IMG"
-	assert_failure 2
+	assert_failure 8
 	assert_output "sufs-dump: $T/plain/out: Not a directory"
 	run "$DUMP" --restore "$T/meta" "$T/plain/out"
-	assert_failure 2
+	assert_failure 8
 	assert_output "sufs-dump: $T/plain/out: Not a directory"
 	run "$DUMP" -m "$T/nodir/out" "$IMG"
-	assert_failure 2
+	assert_failure 8
 	assert_output "sufs-dump: $T/nodir/out: making a temporary file beside it: No such file or directory"
 	run "$DUMP" --restore "$T/meta" "$T/nodir/out"
-	assert_failure 2
+	assert_failure 8
 	assert_output "sufs-dump: $T/nodir/out: making a temporary file beside it: No such file or directory"
 	assert_equal "$(ls -A "$T")" "$(printf 'img\nmeta\nplain\nsrc')"
 }
@@ -660,7 +661,7 @@ print([g.get("superblock_checksum_ok") for g in d["groups"]])' <<<"$output"
 	for keep in 10 64 100 $((size - 1)); do
 		head -c "$keep" "$T/meta" >"$T/cut"
 		run "$DUMP" --restore "$T/cut" "$T/restored"
-		[ "$status" -eq 2 ]
+		[ "$status" -eq 8 ]
 		assert_output --regexp "$T/cut: (truncated metadata image|not a sufs metadata image \(too short\))"
 		[ ! -e "$T/restored" ]
 	done
@@ -670,10 +671,10 @@ print([g.get("superblock_checksum_ok") for g in d["groups"]])' <<<"$output"
 	"$DUMP" -m "$T/meta" "$IMG"
 	{ printf 'NOTAMETA'; tail -c +9 "$T/meta"; } >"$T/wrong"
 	run "$DUMP" --restore "$T/wrong" "$T/restored"
-	[ "$status" -eq 2 ]
+	[ "$status" -eq 8 ]
 	assert_output "sufs-dump: $T/wrong: not a sufs metadata image (bad magic)"
 	run "$DUMP" --restore "$IMG" "$T/restored"
-	[ "$status" -eq 2 ]
+	[ "$status" -eq 8 ]
 	assert_output --partial "not a sufs metadata image (bad magic)"
 	[ ! -e "$T/restored" ]
 }
@@ -686,26 +687,26 @@ print([g.get("superblock_checksum_ok") for g in d["groups"]])' <<<"$output"
 	cp "$T/meta" "$T/bad"
 	poke "$T/bad" $(($(stat -c %s "$T/meta") / 2))
 	run "$DUMP" --restore "$T/bad" -f "$T/out/kept"
-	assert_failure 2
+	assert_failure 8
 	assert_output --partial "corrupt metadata image"
 	[ "$(cat "$T/out/kept")" = keep ]
 	# a file size limit: the output cannot be written; no signal kills it
 	run bash -c 'ulimit -f 0; exec "$0" "$@"' "$DUMP" -f -m "$T/out/kept" "$IMG"
-	assert_failure 2
+	assert_failure 8
 	assert_output --partial "File too large"
 	[ "$(cat "$T/out/kept")" = keep ]
 	run bash -c 'ulimit -f 1024; exec "$0" "$@"' "$DUMP" --restore "$T/meta" "$T/out/new"
-	assert_failure 2
+	assert_failure 8
 	assert_output "sufs-dump: $T/out/new: File too large"
 	assert_equal "$(ls -A "$T/out")" "kept"
 	# a symbolic link is not written through, with -f or not
 	ln -s kept "$T/out/link"
 	run "$DUMP" -f -m "$T/out/link" "$IMG"
-	assert_failure 1
+	assert_failure 8
 	assert_output "sufs-dump: $T/out/link: exists and is not a regular file"
 	ln -s nowhere "$T/out/dangling"
 	run "$DUMP" --restore "$T/meta" "$T/out/dangling"
-	assert_failure 1
+	assert_failure 8
 	assert_output "sufs-dump: $T/out/dangling: exists and is not a regular file"
 	[ "$(cat "$T/out/kept")" = keep ]
 	[ ! -e "$T/out/nowhere" ]
@@ -719,7 +720,7 @@ print([g.get("superblock_checksum_ok") for g in d["groups"]])' <<<"$output"
 	"$DUMP" --restore "$T/meta" "$T/restored"
 	[ "$(stat -c %a "$T/restored")" = 600 ]
 	run "$DUMP" -m "" "$IMG"
-	assert_failure 1
+	assert_failure 8
 	assert_output "sufs-dump: '': an empty name"
 }
 
@@ -728,20 +729,20 @@ print([g.get("superblock_checksum_ok") for g in d["groups"]])' <<<"$output"
 	cp "$T/meta" "$T/hdr"
 	poke "$T/hdr" 20
 	run "$DUMP" --restore "$T/hdr" "$T/restored"
-	[ "$status" -eq 2 ]
+	[ "$status" -eq 8 ]
 	assert_output --partial "header checksum does not match"
 	size=$(stat -c %s "$T/meta")
 	for off in 70 $((size / 2)) $((size - 2)); do
 		cp "$T/meta" "$T/data"
 		poke "$T/data" "$off"
 		run "$DUMP" --restore "$T/data" "$T/restored"
-		[ "$status" -eq 2 ]
+		[ "$status" -eq 8 ]
 		assert_output --partial "corrupt metadata image"
 		[ ! -e "$T/restored" ]
 	done
 	cat "$T/meta" "$T/meta" >"$T/long"
 	run "$DUMP" --restore "$T/long" "$T/restored"
-	[ "$status" -eq 2 ]
+	[ "$status" -eq 8 ]
 	assert_output --partial "longer than its header says"
 }
 
@@ -792,7 +793,7 @@ EOF2
 	while read -r case message; do
 		craft_meta "$T/bad" "$case"
 		run "$DUMP" --restore "$T/bad" "$T/restored"
-		[ "$status" -eq 2 ] || { echo "$case: status $status: $output"; false; }
+		[ "$status" -eq 8 ] || { echo "$case: status $status: $output"; false; }
 		[ "$output" = "sufs-dump: $T/bad: $message" ] || { echo "$case: $output"; false; }
 		[ ! -e "$T/restored" ]
 	done <<-'EOF'
@@ -822,11 +823,11 @@ EOF2
 	rm "$T/restored"
 	# a pipe, so that no length is known before the end
 	run bash -c '{ cat "$1"; printf x; } | "$2" --restore /dev/stdin "$3"' _ "$T/meta" "$DUMP" "$T/restored"
-	[ "$status" -eq 2 ]
+	[ "$status" -eq 8 ]
 	assert_output "sufs-dump: /dev/stdin: corrupt metadata image (bytes after the compressed data)"
 	[ ! -e "$T/restored" ]
 	run bash -c 'head -c -1 "$1" | "$2" --restore /dev/stdin "$3"' _ "$T/meta" "$DUMP" "$T/restored"
-	[ "$status" -eq 2 ]
+	[ "$status" -eq 8 ]
 	assert_output --partial "truncated metadata image"
 	[ ! -e "$T/restored" ]
 }
@@ -834,22 +835,22 @@ EOF2
 @test "names in messages are printed with their control bytes escaped" {
 	local esc=$'\033[1m' nl=$'\n'
 	run "$DUMP" -i "/no${esc}such${nl}file" "$IMG"
-	assert_failure 1
+	assert_failure 3
 	assert_output "sufs-dump: $IMG: /no\x1b[1msuch\nfile: No such file or directory"
 	run "$DUMP" -i "9${esc}" "$IMG"
 	assert_failure 1
-	assert_output "sufs-dump: $IMG: no inode 9\x1b[1m (inodes are numbered 1 to 1024)"
+	assert_output "sufs-dump: -i 9\x1b[1m: neither an inode number nor a path (a path starts with /: -i /9\x1b[1m)"
 	cp "$IMG" "$T/a${esc}b"
 	run "$DUMP" -i 0 "$T/a${esc}b"
-	assert_failure 1
+	assert_failure 3
 	assert_output "sufs-dump: $T/a\x1b[1mb: no inode 0 (inodes are numbered 1 to 1024)"
 	run "$DUMP" -m "$T/m${nl}eta" "$T/a${esc}b"
 	assert_success
 	run "$DUMP" -m "$T/m${nl}eta" "$T/a${esc}b"
-	assert_failure 1
+	assert_failure 8
 	assert_output "sufs-dump: $T/m\neta: exists (use -f to replace it)"
 	run "$DUMP" --restore "$T/no${esc}meta" "$T/out"
-	assert_failure 2
+	assert_failure 8
 	assert_output "sufs-dump: $T/no\x1b[1mmeta: No such file or directory"
 }
 
@@ -900,14 +901,19 @@ EOF2
 	[ "$status" -eq 1 ]
 	run "$DUMP" --bogus "$IMG"
 	[ "$status" -eq 1 ]
+	# an inode or a path that is not there is not a usage error: 3
 	run "$DUMP" -i 0 "$IMG"
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 3 ]
 	assert_output --partial "no inode 0 (inodes are numbered 1 to 1024)"
 	run "$DUMP" -i 99999 "$IMG"
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 3 ]
 	run "$DUMP" -i /no/such/file "$IMG"
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 3 ]
 	assert_output --partial "/no/such/file: No such file or directory"
+	# a word that is neither a number nor a path: the path it may mean
+	run "$DUMP" -i nope "$IMG"
+	[ "$status" -eq 1 ]
+	assert_output "sufs-dump: -i nope: neither an inode number nor a path (a path starts with /: -i /nope)"
 }
 
 @test "a name longer than a message can show is cut short with ..." {
@@ -932,4 +938,28 @@ EOF2
 	run_examples sufs-dump.8
 	run diff -u "$T/expected" "$T/actual"
 	assert_success
+}
+
+@test "-s BLOCK shows a backup superblock, as dumpe2fs -o superblock=, and checks that copy" {
+	mkimg "$T/b.img" 32M -b 1024
+	"$DEBUG" -w -R "ssv checksum 1" "$T/b.img"
+	run "$DUMP" -h "$T/b.img"
+	assert_failure 4
+	for s in 8192 8192:1024; do
+		run --separate-stderr "$DUMP" -s "$s" -h "$T/b.img"
+		assert_success
+		assert_line --regexp '^Superblock of group: +1$'
+		assert_line --regexp '^Superblock checksum: +0x[0-9a-f]+ \(ok\)$'
+	done
+	run --separate-stderr "$DUMP" -s 24576 -i / "$T/b.img"
+	assert_success
+	assert_line --regexp '^Inode: 2 +Type: directory '
+	run --separate-stderr "$DUMP" -s 8193 -h "$T/b.img"
+	assert_failure 2
+	assert_equal "$stderr" "sufs-dump: $T/b.img: no superblock copy at block 8193, for any block size (-s names a backup by the block it starts)"
+	run --separate-stderr "$DUMP" -s 8192 -m "$T/meta" "$T/b.img"
+	assert_success
+	run --separate-stderr "$DUMP" -s 8192 --restore "$T/meta" "$T/x"
+	assert_failure 1
+	assert_equal "$stderr" "sufs-dump: --restore takes no -s: it makes IMAGE"
 }

@@ -20,7 +20,7 @@ setup() {
 crashimg() {
 	mkimg "$IMG"
 	run "$REPLAY" --random 300 --seed 1 --crash-after-epoch 20 "$IMG"
-	assert_failure 3
+	assert_failure 32
 	run "$FSCK" -fn --json "$IMG"
 	assert_failure 4
 	python3 -c '
@@ -124,7 +124,7 @@ EOF2
 @test "an image last written in async mode is refused, with status 64, and left as it was" {
 	mkimg "$IMG"
 	run "$REPLAY" --mode async --random 300 --seed 1 --crash-after-write 100 "$IMG"
-	assert_failure 3
+	assert_failure 32
 	sum=$(sha "$IMG")
 	run --separate-stderr "$FSCK" -b "$IMG"
 	assert_failure 64
@@ -219,7 +219,7 @@ $IMG: the file system is flagged as needing a full check."
 	assert_output "$before"
 	# nor does sufs-snap take a snapshot that would leave those blocks out
 	run --separate-stderr "$SNAP" create "$IMG" t
-	assert_failure 1
+	assert_failure 4
 	assert_equal "$stderr" "sufs-snap: $IMG: creating snapshot \"t\": corrupt metadata; fsck.sufs -f repairs it"
 }
 

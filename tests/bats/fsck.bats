@@ -234,10 +234,10 @@ first_has() {
 	mkimg "$IMG"
 	"$DEBUG" -w -R "set_bg 0 free_blocks 4294967295" "$IMG"
 	run --separate-stderr "$DEBUG" -R "ls /" "$IMG"
-	assert_failure 4
+	assert_failure 2
 	[[ $stderr == "sufs-debug: cannot open $IMG: corrupt metadata (group 0 descriptor field free_blocks)"* ]]
 	run --separate-stderr "$SNAP" list "$IMG"
-	assert_failure 1
+	assert_failure 2
 	assert_equal "$stderr" "sufs-snap: $IMG: corrupt metadata (group 0 descriptor field free_blocks)"
 	run "$FSCK" -n "$IMG"
 	assert_failure 4
@@ -418,6 +418,18 @@ interrupt() {
 	assert_success
 }
 
+@test "SIGINT during fsck -fy says the check was interrupted, and prints no counts of files and blocks" {
+	mkimg "$IMG" 4G -i 4096
+	interrupt INT -fy
+	[ "$rc" -eq 32 ]
+	grep -qx "$IMG: interrupted; the check did not finish." "$T/out"
+	! grep -q 'files, .* blocks' "$T/out" || fail "counts after an interrupt: $(cat "$T/out")"
+	# a second run goes to the end, and counts
+	run "$FSCK" -fn "$IMG"
+	assert_success
+	assert_line --regexp "^$IMG: [0-9]+/[0-9]+ files, [0-9]+/[0-9]+ blocks\$"
+}
+
 @test "SIGTERM stops fsck -y cleanly with exit 32, and a full check then finds the image clean" {
 	mkimg "$IMG" 4G -i 4096
 	interrupt TERM -fy
@@ -495,6 +507,32 @@ interrupt() {
 	run --separate-stderr "$FSCK" -C 99 -f "$T/x" 99>&-
 	assert_failure 16
 	assert_equal "$stderr" "fsck.sufs: -C: file descriptor 99 is not open"
+}
+
+@test "fsck -b BLOCK, e2fsck's backup superblock, says that -b is the background check and names the -s to use" {
+	mkimg "$IMG" 32M -b 1024
+	run --separate-stderr "$FSCK" -b 8192 "$IMG"
+	assert_failure 16
+	assert_equal "$output" ""
+	assert_equal "$stderr" "fsck.sufs: -b is the background check, and takes no block number; a backup superblock is given with -s
+fsck.sufs: the superblock copy at block $((8192)) of $IMG: fsck.sufs -s 8192:1024 $IMG"
+	# a block that holds no copy: how to write -s, no page of help
+	run --separate-stderr "$FSCK" -b 100 "$IMG"
+	assert_failure 16
+	assert_equal "$stderr" "fsck.sufs: -b is the background check, and takes no block number; a backup superblock is given with -s
+fsck.sufs: give it as -s BLOCK:BLOCKSIZE, or as a byte offset"
+}
+
+@test "fsck -fn puts one blank line before its last lines, when the last problem is in pass 5 too" {
+	mkpop
+	edit bit block "$(edit freeblock)" 1
+	run "$FSCK" -fn "$IMG"
+	assert_failure 4
+	assert_output --partial "marked in use but used by nothing.  Free? no"
+	# one blank line after the problem, none more before the warning
+	[[ $output == *$'Free? no\n\n'"$IMG: ********** WARNING: file system still has errors **********"$'\n\n'"$IMG: "* ]] ||
+		fail "not one blank line: $output"
+	! grep -qzP '\n\n\n' <<<"$output" || fail "two blank lines in a row: $output"
 }
 
 @test "-C and -s values that are not a descriptor or a place are usage errors" {
@@ -874,7 +912,7 @@ $IMG: UNEXPECTED INCONSISTENCY; RUN fsck.sufs MANUALLY.
 @test "a snapshot file no slot names (a crash while it was taken) is a leak that -p and -L remove" {
 	for opt in -fp -fL; do
 		mkpop
-		echo "snapshot s1" | "$REPLAY" --crash-after-epoch 6 "$IMG" - 2>/dev/null || [ $? -eq 3 ]
+		echo "snapshot s1" | "$REPLAY" --crash-after-epoch 6 "$IMG" - 2>/dev/null || [ $? -eq 32 ]
 		run "$DEBUG" -R "stat /.snap/s1" "$IMG"
 		assert_success
 		run "$FSCK" "$opt" "$IMG"

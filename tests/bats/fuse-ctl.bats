@@ -147,14 +147,14 @@ only_leaks() {
 	assert_equal "$stderr" "fsck.sufs: $T: a directory, and not the mount point of a sufs-fuse mount"
 }
 
-@test "an image left unclean in async mode is refused read-write (exit 3) and mounts read-only" {
+@test "an image left unclean in async mode is refused read-write (exit 2) and mounts read-only" {
 	mkimg "$IMG" 32M
 	mnt -o mode=async
 	echo data >"$MNT/f"
 	sync -f "$MNT/f"
 	crash
 	run --separate-stderr "$FUSE" -f "$IMG" "$MNT"
-	assert_failure 3
+	assert_failure 2
 	assert_equal "$stderr" "sufs-fuse: $IMG: cannot mount read-write: it was not unmounted cleanly after writes in async mode
 sufs-fuse: $IMG: run a full check first: fsck.sufs -f $IMG (or mount it read-only: -o ro)"
 	mnt -o ro
@@ -233,7 +233,7 @@ sufs-fuse: $IMG: run a full check first: fsck.sufs -f $IMG (or mount it read-onl
 	kill -INT "$exporter"
 	rc=0
 	wait "$exporter" || rc=$?
-	assert_equal "$rc" 1
+	assert_equal "$rc" 4
 	assert_equal "$(cat "$T/export.err")" "sufs-snap: $T/out2.img: interrupted; nothing was written"
 	[ ! -e "$T/out2.img" ]
 	[ -z "$(find "$T" -maxdepth 1 -name '.sufs-snap.*')" ] ||
@@ -284,7 +284,7 @@ sufs-fuse: $IMG: run a full check first: fsck.sufs -f $IMG (or mount it read-onl
 	assert_failure 8
 	[[ $stderr == *"Operation not permitted"* ]] || fail "$stderr"
 	run runuser -u nobody -- "$SNAP" create "$MNT" s
-	assert_failure 1
+	assert_failure 4
 	assert_output --partial "Operation not permitted"
 	run --separate-stderr runuser -u nobody -- "$DUMP" -h "$IMG"
 	assert_success

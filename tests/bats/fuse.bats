@@ -520,13 +520,13 @@ $MNT/sock socket 755 0:0"
 	assert_equal "$(sha "$IMG")" "$before"
 }
 
-@test "an image flagged as needing a full check is refused read-write (exit 3), and mounts read-only" {
+@test "an image flagged as needing a full check is refused read-write (exit 2), and mounts read-only" {
 	mkimg "$IMG" 32M
 	"$DEBUG" -w -R "mkdir /d" "$IMG"
 	"$DEBUG" -w -R "set_super_value flags 1" "$IMG"
 	before=$(sha "$IMG")
 	run --separate-stderr "$FUSE" -f "$IMG" "$MNT"
-	assert_failure 3
+	assert_failure 2
 	assert_equal "$stderr" "sufs-fuse: $IMG: cannot mount read-write: it is flagged as needing a full check
 sufs-fuse: $IMG: run a full check first: fsck.sufs -f $IMG (or mount it read-only: -o ro)"
 	assert_equal "$(sha "$IMG")" "$before"
@@ -541,7 +541,7 @@ sufs-fuse: $IMG: run a full check first: fsck.sufs -f $IMG (or mount it read-onl
 	mkimg "$IMG" 32M
 	mnt
 	run --separate-stderr "$FUSE" -f "$IMG" "$T"
-	assert_failure 1
+	assert_failure 2
 	assert_equal "$stderr" "sufs-fuse: $IMG: another program has it open for writing (sufs-fuse, pid $FUSE_PID, has it mounted on $MNT)"
 	run --separate-stderr "$DEBUG" -w -R "mkdir /x" "$IMG"
 	assert_failure
@@ -606,7 +606,7 @@ sufs-fuse: $IMG: run a full check first: fsck.sufs -f $IMG (or mount it read-onl
 	assert_output bg
 }
 
-@test "sufs-fuse --help, --version, and its usage errors (exit 2)" {
+@test "sufs-fuse --help, --version, and its usage errors (exit 1)" {
 	run "$FUSE" --help
 	assert_success
 	assert_line --index 0 "Usage: sufs-fuse IMAGE MOUNTPOINT [-f] [-d] [-s] [-o OPTION[,OPTION...]]"
@@ -615,20 +615,20 @@ sufs-fuse: $IMG: run a full check first: fsck.sufs -f $IMG (or mount it read-onl
 	assert_success
 	assert_output --regexp '^sufs-fuse \(sufs\) [0-9]'
 	run --separate-stderr "$FUSE" "$T/x.img"
-	assert_failure 2
+	assert_failure 1
 	[[ $stderr == "sufs-fuse: expects IMAGE and MOUNTPOINT"$'\n'"Usage: "* ]] || fail "$stderr"
 	mkimg "$IMG" 16M
 	before=$(sha "$IMG")
 	for opt in mode=fast dirty=101 age=x cache=0 timeout=-1 no_such_option; do
 		run --separate-stderr "$FUSE" -f "$IMG" "$MNT" -o "$opt"
-		assert_failure 2
+		assert_failure 1
 		[ -n "$stderr" ] || fail "no message for -o $opt"
 	done
 	run --separate-stderr "$FUSE" -f "$IMG" "$MNT" -o mode=fast
 	assert_equal "$stderr" "sufs-fuse: -o mode: softdep, sync or async, not fast"
 	assert_equal "$(sha "$IMG")" "$before"
 	run --separate-stderr "$FUSE" -f "$T/none.img" "$MNT"
-	assert_failure 1
+	assert_failure 2
 	assert_equal "$stderr" "sufs-fuse: $T/none.img: No such file or directory"
 }
 

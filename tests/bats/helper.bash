@@ -39,6 +39,7 @@ FSCK=$SUFS_BUILDDIR/fsck/fsck.sufs
 REPLAY=$SUFS_BUILDDIR/replay/sufs-replay
 SNAP=$SUFS_BUILDDIR/snapshot/sufs-snap
 FUSE=$SUFS_BUILDDIR/fuse/sufs-fuse
+TUNE=$SUFS_BUILDDIR/tune/sufs-tune
 
 # The deterministic tree generator lives in shared/ beside the repository;
 # a clone without it gets MKTREE empty, and tests that need a tree build
@@ -173,7 +174,7 @@ run_examples() {
 	mkdir -p "$T/run"
 	(
 		cd "$T/run" &&
-		PATH=$b/mkfs:$b/debug:$b/fsck:$b/replay:$b/dump:$b/snapshot:$b/fuse:$PATH \
+		PATH=$b/mkfs:$b/debug:$b/fsck:$b/replay:$b/dump:$b/snapshot:$b/tune:$b/fuse:$PATH \
 			env -u TZ -u SOURCE_DATE_EPOCH bash "$T/examples.sh" >"$T/actual"
 	)
 }

@@ -61,7 +61,7 @@ refused() {
 @test "a second sufs-debug -w refuses a held image, its edits made after the close too" {
 	hold "$IMG"
 	run --separate-stderr "$DEBUG" -w -R "set_super_value label x" "$IMG"
-	assert_failure 4
+	assert_failure 2
 	assert_equal "$stderr" "sufs-debug: cannot open $IMG: another program has it open for writing"
 	refused
 	release "$IMG"
@@ -92,11 +92,11 @@ refused() {
 @test "sufs-snap create and delete refuse a held image" {
 	hold "$IMG"
 	run --separate-stderr "$SNAP" create "$IMG" s2
-	assert_failure 1
+	assert_failure 2
 	assert_equal "$stderr" "sufs-snap: $IMG: another program has it open for writing"
 	refused
 	run --separate-stderr "$SNAP" delete "$IMG" s1
-	assert_failure 1
+	assert_failure 2
 	assert_equal "$stderr" "sufs-snap: $IMG: another program has it open for writing"
 	refused
 	release "$IMG"
@@ -106,7 +106,7 @@ refused() {
 	cp "$IMG" "$T/other.img"
 	hold "$IMG"
 	run --separate-stderr "$SNAP" export -f -q "$T/other.img" s1 "$IMG"
-	assert_failure 1
+	assert_failure 8
 	assert_equal "$stderr" "sufs-snap: $IMG: another program has it open for writing; it is not replaced"
 	refused
 	[ -z "$(find "$T" -name '.sufs-snap.*')" ]
@@ -120,7 +120,7 @@ refused() {
 	"$DUMP" -m "$T/meta" "$IMG"
 	hold "$IMG"
 	run --separate-stderr "$DUMP" --restore "$T/meta" -f "$IMG"
-	assert_failure 2
+	assert_failure 8
 	assert_equal "$stderr" "sufs-dump: $IMG: another program has it open for writing; it is not replaced"
 	refused
 	release "$IMG"
@@ -130,8 +130,24 @@ refused() {
 	cp "$IMG" "$T/other.img"
 	hold "$IMG"
 	run --separate-stderr "$DUMP" -m "$IMG" -f "$T/other.img"
-	assert_failure 2
+	assert_failure 8
 	assert_equal "$stderr" "sufs-dump: $IMG: another program has it open for writing; it is not replaced"
 	refused
 	release "$IMG"
+}
+
+@test "sufs-tune refuses a held image, and changes it once it is free" {
+	hold "$IMG"
+	run --separate-stderr "$TUNE" -L new -U random -o sync "$IMG"
+	assert_failure 2
+	assert_equal "$stderr" "sufs-tune: cannot open $IMG: another program has it open for writing"
+	refused
+	# listing only reads
+	run "$TUNE" -l "$IMG"
+	assert_success
+	release "$IMG"
+	run "$TUNE" -L new "$IMG"
+	assert_success
+	run "$TUNE" -l "$IMG"
+	assert_line "Filesystem volume name:   new"
 }

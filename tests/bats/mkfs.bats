@@ -103,11 +103,11 @@ mksrc() {
 	assert_output "4096"
 }
 
-@test "SIZE takes K, M and G suffixes and plain bytes" {
+@test "SIZE takes K, M and G suffixes, and a bare number is KiB as in mke2fs" {
 	"$MKFS" -q "$T/k" 8192K
 	"$MKFS" -q "$T/m" 8M
 	"$MKFS" -q "$T/g" 1G
-	"$MKFS" -q "$T/b" 8388608
+	"$MKFS" -q "$T/b" 8192
 	[ "$(stat -c %s "$T/k")" -eq $((8 << 20)) ]
 	[ "$(stat -c %s "$T/m")" -eq $((8 << 20)) ]
 	[ "$(stat -c %s "$T/g")" -eq $((1 << 30)) ]
@@ -510,6 +510,10 @@ mksrc() {
 	run "$MKFS" "$T/img" 0
 	assert_failure 4
 	[ ! -e "$T/img" ]
+	run "$MKFS" "$T/img" 16
+	assert_failure 4
+	assert_output --partial "of 16384 bytes"
+	[ ! -e "$T/img" ]
 	# groups so small that the first cannot hold the descriptors of all
 	run "$MKFS" -b 1024 -g 64 "$T/img" 64M
 	assert_failure 4
@@ -524,7 +528,7 @@ mksrc() {
 	run "$MKFS" -n -b 64K "$T/img" 524288T
 	assert_failure 4
 	assert_output "mkfs.sufs: cannot lay out a file system of 576460752303423488 bytes on $T/img: its 16777216 groups of 524288 blocks are too many, at most 16777215 can have a block of inodes each (inode numbers are 32 bits); use a smaller SIZE (at most 576460717943685120 bytes)"
-	run "$MKFS" -n -q -b 64K "$T/img" 576460717943685120
+	run "$MKFS" -n -q -b 64K "$T/img" 562949919866880K
 	assert_success
 	# the advice names only what is not at its limit yet
 	run "$MKFS" -n -b 64K -g 65536 "$T/img" 65536T
@@ -747,7 +751,7 @@ with open(sys.argv[1], "r+b") as f:
 	mksrc "$T/src"
 	run "$MKFS" -d "$T/src" "$T/img" 16M
 	assert_success
-	assert_output --partial "Copied from $T/src: 3 files, 3 directories, 2 symlinks, 1 hard link, 1 special file (293.0 KiB of data)"
+	assert_output --partial "Copied from $T/src: 3 regular files, 3 directories, 2 symlinks, 1 hard link, 1 special file (293.0 KiB of data)"
 	mkdir "$T/out"
 	dbg "$T/img" "rdump / $T/out"
 	run diff -r --no-dereference -x fifo "$T/src" "$T/out"
@@ -857,7 +861,7 @@ EOF2
 	mknod "$T/src/disk" b 8 17
 	"$MKFS" -q -d "$T/src" "$T/img" 16M
 	run dbg "$T/img" "stat /null"
-	assert_output --partial "Type: character special"
+	assert_output --partial "Type: character device"
 	assert_output --partial "Device major/minor number: 1, 3"
 	run dbg "$T/img" "stat /disk"
 	assert_output --partial "Device major/minor number: 8, 17"
@@ -922,7 +926,7 @@ EOF2
 	ln -s "$(printf 'y%.0s' $(seq 1025))" "$T/src/l"
 	run "$MKFS" -q -b 1024 -d "$T/src" "$T/img" 8M
 	assert_failure 8
-	assert_output --partial "$T/src/l: cannot create symlink: File name too long"
+	assert_output --partial "$T/src/l: a symlink's target of 1025 bytes is longer than a 1024-byte block"
 	[ ! -e "$T/img" ]
 }
 
@@ -1128,6 +1132,93 @@ mktree_or_src() {
 	"$MKFS" -q -d "$T/a" "$T/one" 16M
 	"$MKFS" -q -d "$T/b" "$T/two" 16M
 	cmp "$T/one" "$T/two"
+}
+
+@test "with -b, a bare SIZE is a number of blocks, as in mke2fs" {
+	"$MKFS" -q -b 1024 "$T/a" 8192
+	"$MKFS" -q -b 2048 "$T/b" 8192
+	[ "$(stat -c %s "$T/a")" -eq $((8 << 20)) ]
+	[ "$(stat -c %s "$T/b")" -eq $((16 << 20)) ]
+	run "$MKFS" -q -b 4096 "$T/c" 18446744073709551615
+	assert_failure 1
+	assert_line -n 0 "mkfs.sufs: invalid SIZE '18446744073709551615': too large"
+	run "$MKFS" -q -b 4096 "$T/c" 12x
+	assert_failure 1
+	assert_output --partial "invalid SIZE '12x': a number of blocks (-b), or with a K, M, G or T suffix"
+}
+
+@test "mkfs -F forces as mke2fs -F does: it overwrites what -f would" {
+	"$MKFS" -q "$T/img" 16M
+	run "$MKFS" -q "$T/img"
+	assert_failure 2
+	assert_output --partial "use -f to overwrite"
+	run "$MKFS" -q -F "$T/img"
+	assert_success
+	run "$FSCK" -fn "$T/img"
+	assert_success
+}
+
+@test "SOURCE_DATE_EPOCH sets the write time of every superblock copy, and the times of a later -w session" {
+	mkdir -p "$T/src/d"
+	echo x >"$T/src/d/f"
+	SOURCE_DATE_EPOCH=1234567890 "$MKFS" -q -b 1024 -d "$T/src" "$T/img" 32M
+	# the primary and the backups of groups 1 and 3 (8192 blocks each)
+	for off in 1024 $((8192 * 1024)) $((3 * 8192 * 1024)); do
+		run python3 -c 'import struct,sys
+f = open(sys.argv[1], "rb"); f.seek(int(sys.argv[2]) + 80)
+print(*struct.unpack("<qqq", f.read(24)))' "$T/img" "$off"
+		assert_output "1234567890 0 1234567890"
+	done
+	# a session that honours it dates its open and its close by it too
+	SOURCE_DATE_EPOCH=1300000000 "$DEBUG" -w -R "mkdir /e" "$T/img"
+	run "$DEBUG" -R super "$T/img"
+	assert_line --regexp '^Last opened for writing: +1300000000 '
+	assert_line --regexp '^Last written: +1300000000 '
+	SOURCE_DATE_EPOCH=1400000000 "$REPLAY" "$T/img" - <<<"mkdir /r"
+	run "$DEBUG" -R super "$T/img"
+	assert_line --regexp '^Last opened for writing: +1400000000 '
+	assert_line --regexp '^Last written: +1400000000 '
+}
+
+@test "mkfs -d with 1 KiB blocks refuses a symlink longer than a block, with -n too, and names it" {
+	mkdir -p "$T/src/d"
+	ln -s "$(printf 'a%.0s' $(seq 1500))" "$T/src/d/long"
+	ln -s "$(printf 'b%.0s' $(seq 1024))" "$T/src/full"
+	run --separate-stderr "$MKFS" -n -q -b 1024 -d "$T/src" "$T/img" 8M
+	assert_failure 8
+	assert_equal "$stderr" "mkfs.sufs: $T/src/d/long: a symlink's target of 1500 bytes is longer than a 1024-byte block, the most a symlink holds; use a larger -b"
+	run --separate-stderr "$MKFS" -q -b 1024 -d "$T/src" "$T/img" 8M
+	assert_failure 8
+	assert_equal "$stderr" "mkfs.sufs: $T/src/d/long: a symlink's target of 1500 bytes is longer than a 1024-byte block, the most a symlink holds; use a larger -b"
+	[ ! -e "$T/img" ]
+	# a target of a whole block is held, and a larger block holds the other
+	rm "$T/src/d/long"
+	"$MKFS" -q -b 1024 -d "$T/src" "$T/img" 8M
+	run "$DEBUG" -R "stat /full" "$T/img"
+	assert_output --partial "Size: 1024"
+	ln -s "$(printf 'a%.0s' $(seq 1500))" "$T/src/d/long"
+	"$MKFS" -q -f -b 2048 -d "$T/src" "$T/img" 8M
+	run "$DEBUG" -R "stat /d/long" "$T/img"
+	assert_output --partial "Size: 1500"
+	run "$FSCK" -fn "$T/img"
+	assert_success
+}
+
+@test "mkfs -d warns once that extended attributes are not copied" {
+	mkdir -p "$T/src/d"
+	echo x >"$T/src/d/f"
+	echo y >"$T/src/g"
+	python3 -c 'import os,sys
+for p in sys.argv[1:]: os.setxattr(p, "user.sufs", b"1")' "$T/src/d" "$T/src/d/f" "$T/src/g" 2>/dev/null ||
+		skip "the file system of $T has no user extended attributes"
+	run --separate-stderr "$MKFS" -q -d "$T/src" "$T/img" 8M
+	assert_success
+	assert_equal "$stderr" "mkfs.sufs: warning: $T/src/d: extended attributes are not copied, nor any other file's (sufs does not store them yet)"
+	# none: nothing said
+	rm -rf "$T/src" && mkdir "$T/src" && echo x >"$T/src/f"
+	run --separate-stderr "$MKFS" -q -f -d "$T/src" "$T/img" 8M
+	assert_success
+	assert_equal "$stderr" ""
 }
 
 @test "SOURCE_DATE_EPOCH without -d gives identical images and a derived UUID" {

@@ -300,16 +300,16 @@ link /f /g'
 	assert_failure 2
 }
 
-@test "a script that cannot be read exits 4" {
+@test "a script that cannot be read exits 8" {
 	run "$REPLAY" "$IMG" "$T/no-such-script"
-	assert_failure 4
+	assert_failure 8
 	assert_output --partial "cannot read $T/no-such-script"
 }
 
-@test "a script that is a directory cannot be read: exit 4, the image closed clean" {
+@test "a script that is a directory cannot be read: exit 8, the image closed clean" {
 	mkdir "$T/dir"
 	run --separate-stderr "$REPLAY" "$IMG" "$T/dir"
-	assert_failure 4
+	assert_failure 8
 	assert_equal "$stderr" "sufs-replay: reading $T/dir: Is a directory"
 	run "$DUMP" -h "$IMG"
 	assert_output --regexp 'Filesystem state: +clean'
@@ -1102,7 +1102,7 @@ assert d["seconds"] >= 0' "$output"
 	assert_failure 1
 }
 
-@test "--random: an image that cannot be opened exits 2, a tree that cannot be read exits 8" {
+@test "--random: an image that cannot be opened exits 2, a tree that cannot be read exits 16" {
 	run --separate-stderr "$REPLAY" --print-script --random 3 "$T/missing.img"
 	assert_failure 2
 	assert_output ""
@@ -1112,7 +1112,7 @@ assert d["seconds"] >= 0' "$output"
 	"$DEBUG" -w -R "set_inode_field /a size 100" "$IMG"   # not whole blocks
 	for o in --print-script ""; do
 		run --separate-stderr "$REPLAY" --random 3 $o "$IMG"
-		assert_failure 8
+		assert_failure 16
 		assert_output ""
 		assert_equal "$stderr" "sufs-replay: reading the tree of $IMG: corrupt metadata"
 	done
@@ -1171,10 +1171,10 @@ sufs-replay: $T/script:100: unknown operation 'bogus'
 EOF2
 }
 
-@test "--crash-after-write exits 3 and leaves an image sufs-debug opens, marked not clean" {
+@test "--crash-after-write exits 32 and leaves an image sufs-debug opens, marked not clean" {
 	printf '%s\n' "$every_op" >"$T/script"
 	run --separate-stderr "$REPLAY" --crash-after-write 10 "$IMG" "$T/script"
-	assert_failure 3
+	assert_failure 32
 	[[ $stderr == "sufs-replay: crashed as asked, after 10 block writes and "* ]]
 	dbg "ls /"
 	assert_success
@@ -1185,7 +1185,7 @@ EOF2
 @test "an image a crash left not clean stays so through runs that change it, until a check" {
 	printf '%s\n' "$every_op" >"$T/script"
 	run "$REPLAY" --crash-after-write 10 "$IMG" "$T/script"
-	assert_failure 3
+	assert_failure 32
 	run "$REPLAY" "$IMG" - <<<$'mkdir /later\ncreate /later/f\nwrite /later/f 0 5000 1'
 	assert_success
 	run "$DUMP" -h "$IMG"
@@ -1202,7 +1202,7 @@ EOF2
 	before=$(sha "$IMG")
 	printf '%s\n' "$every_op" >"$T/script"
 	run "$REPLAY" --crash-after-write 0 "$IMG" "$T/script"
-	assert_failure 3
+	assert_failure 32
 	[ "$(sha "$IMG")" = "$before" ]
 }
 
@@ -1232,7 +1232,7 @@ EOF2
 	printf '%s\n' "$every_op" >"$T/script"
 	cp "$IMG" "$T/start.img"
 	run --separate-stderr "$REPLAY" --crash-after-epoch 3 --json --iolog "$T/log" "$IMG" "$T/script"
-	assert_failure 3
+	assert_failure 32
 	json_vars
 	[ "$j_crashed" = true ]
 	[ "$j_crash_phase" = script ]
@@ -1264,7 +1264,7 @@ EOF2
 		cp "$T/start.img" "$IMG"
 		run --separate-stderr "$REPLAY" --stats --crash-after-write "$n" "$IMG" "$T/script"
 		rc=$status
-		[ "$rc" -eq 3 ] || [ "$rc" -eq 0 ]
+		[ "$rc" -eq 32 ] || [ "$rc" -eq 0 ]
 		read -r phase line < <(crash_point)
 		"$DEBUG" -R "ls /" "$IMG" >/dev/null || fail "crash after $n writes: unreadable"
 		# line 4 fsynced /d/keep: from line 5 on, it is there, byte for byte
@@ -1351,7 +1351,7 @@ EOF2
 	assert_failure 2
 	assert_equal "$stderr" "sufs-replay: cannot open $IMG: another program has it open for writing"
 	run --separate-stderr "$SNAP" create "$IMG" s
-	assert_failure 1
+	assert_failure 2
 	run --separate-stderr "$FSCK" -fy "$IMG"
 	assert_failure 8
 	run --separate-stderr "$MKFS" -q -f "$IMG"
@@ -1391,7 +1391,7 @@ EOF2
 	for n in 1 2 3 7 11 19 31; do
 		cp "$T/start.img" "$T/crash-$n.img"
 		run "$REPLAY" --crash-after-write "$n" --iolog "$T/log-$n" "$T/crash-$n.img" "$T/script"
-		assert_failure 3
+		assert_failure 32
 	done
 	# each log rebuilds its crashed image from the start, and holds n blocks
 	python3 - "$T" 1 2 3 7 11 19 31 <<'EOF'
@@ -1418,10 +1418,10 @@ for n in map(int, sys.argv[2:]):
 EOF
 }
 
-@test "an I/O log that cannot be created exits 2" {
+@test "an I/O log that cannot be created exits 8" {
 	printf 'sync\n' >"$T/script"
 	run "$REPLAY" --iolog "$T/no/such/dir/log" "$IMG" "$T/script"
-	assert_failure 2
+	assert_failure 8
 	assert_output --partial "cannot create the I/O log"
 }
 

@@ -83,7 +83,7 @@ SCRIPT
 
 @test "the control: a copy not waited for is caught" {
 	crash --crash-check --break-rule 4 --max-reports 1 "$BASE" w.replay
-	assert_failure 16
+	assert_failure 64
 	[[ $stderr == *"VIOLATION"* ]]
 }
 

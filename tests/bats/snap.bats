@@ -389,18 +389,18 @@ same_files() {
 	before=$(sha "$IMG")
 	for name in "" "a/b" "/" "." ".." "$long"; do
 		snap create "$IMG" "$name"
-		assert_failure 2
+		assert_failure 1
 		[[ $stderr == "sufs-snap: bad snapshot name"* ]]
 	done
 	snap create "$IMG" a/b
 	assert_equal "$stderr" "sufs-snap: bad snapshot name \"a/b\": it contains '/'"
 	snap info "$IMG" ..
-	assert_failure 2
+	assert_failure 1
 	snap delete "$IMG" ""
-	assert_failure 2
+	assert_failure 1
 	assert_equal "$stderr" "sufs-snap: bad snapshot name \"\": it is empty"
 	snap export "$IMG" "$long" "$T/out.img"
-	assert_failure 2
+	assert_failure 1
 	assert_equal "$stderr" "sufs-snap: bad snapshot name: it is longer than 255 bytes"
 	[ ! -e "$T/out.img" ]
 	# untouched; a 255-byte name is fine
@@ -416,7 +416,7 @@ same_files() {
 		"$SNAP" create "$IMG" "s$i"
 	done
 	snap create "$IMG" s21
-	assert_failure 1
+	assert_failure 4
 	assert_equal "$stderr" "sufs-snap: $IMG: all 20 snapshot slots are taken: delete a snapshot first"
 	"$SNAP" delete "$IMG" s7
 	snap create "$IMG" s21
@@ -429,7 +429,7 @@ same_files() {
 	printf '%s\n' "create /big" "!ENOSPC write /big 0 20M" >"$T/s"
 	"$REPLAY" "$IMG" "$T/s"
 	snap create "$IMG" s
-	assert_failure 1
+	assert_failure 4
 	assert_equal "$stderr" "sufs-snap: $IMG: no space left for snapshot \"s\""
 	snap list "$IMG"
 	assert_output ""
@@ -502,7 +502,7 @@ same_files() {
 	assert_line --regexp '^State: +broken '
 	mkdir "$T/out"
 	snap export "$IMG" s "$T/out/then.img"
-	assert_failure 1
+	assert_failure 4
 	assert_equal "$stderr" "sufs-snap: $IMG: snapshot \"s\" is broken (a copy could not be made for lack of room): it can only be deleted"
 	[ -z "$(ls -A "$T/out")" ]
 	snap delete "$IMG" s
@@ -525,7 +525,7 @@ same_files() {
 	assert_line --regexp "^Snapshot slots 0 and 1 both name inode $ino\."
 	[ "$(grep -c '? no$' <<<"$output")" -eq 1 ] # no block copied twice and leaked
 	snap delete "$IMG" s
-	assert_failure 1
+	assert_failure 4
 	assert_equal "$stderr" "sufs-snap: $IMG: deleting snapshot \"s\": corrupt metadata; fsck.sufs -f repairs it"
 	"$DEBUG" -R "stat /.snap/s" "$IMG" >/dev/null
 	run "$FSCK" -fy "$IMG"
@@ -545,10 +545,10 @@ same_files() {
 	"$DEBUG" -w -R "zap -f /.snap/s 0 1040 1 255" "$IMG"
 	local damaged="the snapshot is damaged: it can only be deleted"
 	snap info "$IMG" s
-	assert_failure 1
+	assert_failure 4
 	assert_equal "$stderr" "sufs-snap: $IMG: opening the view of snapshot \"s\": checksum does not match; $damaged"
 	snap export "$IMG" s "$T/then.img"
-	assert_failure 1
+	assert_failure 4
 	assert_equal "$stderr" "sufs-snap: $IMG: opening the view of snapshot \"s\": checksum does not match; $damaged"
 	[ ! -e "$T/then.img" ]
 	run "$FSCK" -fn "$IMG"
@@ -596,22 +596,22 @@ same_files() {
 
 @test "a missing, truncated or foreign image is an error naming it" {
 	snap list "$T/nope.img"
-	assert_failure 1
+	assert_failure 2
 	assert_equal "$stderr" "sufs-snap: $T/nope.img: No such file or directory"
 	snap create "$T/nope.img" s
-	assert_failure 1
+	assert_failure 2
 	[ ! -e "$T/nope.img" ]
 
 	head -c 1M /dev/zero >"$T/zero.img"
 	snap create "$T/zero.img" s
-	assert_failure 1
+	assert_failure 2
 	assert_equal "$stderr" "sufs-snap: $T/zero.img: not a sufs file system (bad magic number)"
 	cmp "$T/zero.img" <(head -c 1M /dev/zero)
 
 	mkimg "$IMG"
 	truncate -s 8M "$IMG"
 	snap list "$IMG"
-	assert_failure 1
+	assert_failure 2
 	assert_equal "$stderr" "sufs-snap: $IMG: image is shorter than its superblock says (truncated)"
 }
 
@@ -631,7 +631,7 @@ same_files() {
 	"$SNAP" create "$IMG" s
 	echo keep >"$T/out.img"
 	snap export "$IMG" s "$T/out.img"
-	assert_failure 2
+	assert_failure 8
 	assert_equal "$stderr" "sufs-snap: $T/out.img: exists (use -f to replace it)"
 	[ "$(cat "$T/out.img")" = keep ]
 	snap export -f "$IMG" s "$T/out.img"
@@ -639,11 +639,11 @@ same_files() {
 	fsck_clean "$T/out.img"
 
 	snap export -f "$IMG" s "$IMG"
-	assert_failure 2
+	assert_failure 8
 	assert_equal "$stderr" "sufs-snap: $IMG: is the input file itself"
 	mkdir "$T/dir"
 	snap export -f "$IMG" s "$T/dir"
-	assert_failure 2
+	assert_failure 8
 	assert_equal "$stderr" "sufs-snap: $T/dir: exists and is not a regular file"
 	fsck_clean "$IMG"
 }
@@ -659,7 +659,7 @@ same_files() {
 	(umask 077 && "$SNAP" export "$IMG" s "$T/masked.img")
 	[ "$(stat -c %a "$T/masked.img")" = 600 ]
 	snap export "$IMG" s ""
-	assert_failure 2
+	assert_failure 8
 	assert_equal "$stderr" "sufs-snap: '': an empty name"
 }
 
@@ -671,12 +671,12 @@ same_files() {
 	# a file size limit of 1 MiB: the 16 MiB output cannot be made
 	run --separate-stderr bash -c 'ulimit -f 1024; exec "$0" "$@"' \
 		"$SNAP" export -f "$IMG" s "$T/out/then.img"
-	assert_failure 1
+	assert_failure 8
 	[[ $stderr == "sufs-snap: $T/out/then.img: exporting snapshot \"s\" of $IMG: File too large"* ]]
 	[ "$(cat "$T/out/then.img")" = keep ]
 	run --separate-stderr bash -c 'ulimit -f 1024; exec "$0" "$@"' \
 		"$SNAP" export "$IMG" s "$T/out/new.img"
-	assert_failure 1
+	assert_failure 8
 	# no new image, and no temporary file left either
 	assert_equal "$(ls -A "$T/out")" "then.img"
 }
@@ -711,7 +711,7 @@ export_interrupted() {
 	"$SNAP" create "$IMG" s
 	for sig in INT TERM; do
 		export_interrupted $sig
-		[ "$rc" -eq 1 ]
+		[ "$rc" -eq 4 ]
 		assert_equal "$err" "sufs-snap: $T/out/x.img: interrupted; nothing was written"
 		assert_equal "$(ls -A "$T/out")" ""
 	done
@@ -725,36 +725,36 @@ export_interrupted() {
 @test "usage errors: no command, unknown command, wrong arguments, options out of place" {
 	mkimg "$IMG"
 	snap
-	assert_failure 2
+	assert_failure 1
 	[[ $stderr == "sufs-snap: no command given"* ]]
 	snap snapshot "$IMG"
-	assert_failure 2
+	assert_failure 1
 	[[ $stderr == "sufs-snap: unknown command: snapshot"* ]]
 	snap create "$IMG"
-	assert_failure 2
+	assert_failure 1
 	assert_equal "$stderr" "sufs-snap: create: expects IMAGE NAME"
 	snap list "$IMG" extra
-	assert_failure 2
+	assert_failure 1
 	snap export "$IMG" s
-	assert_failure 2
+	assert_failure 1
 	assert_equal "$stderr" "sufs-snap: export: expects IMAGE NAME OUT"
 	snap create --json "$IMG" s
-	assert_failure 2
+	assert_failure 1
 	assert_equal "$stderr" "sufs-snap: --json: only for list and info"
 	snap delete -f "$IMG" s
-	assert_failure 2
+	assert_failure 1
 	assert_equal "$stderr" "sufs-snap: -f: only for export"
 	for cmd in "list $IMG" "info $IMG s" "create $IMG s" "delete $IMG s"; do
 		# shellcheck disable=SC2086  # the command's words
 		snap -q $cmd
-		assert_failure 2
+		assert_failure 1
 		assert_equal "$stderr" "sufs-snap: -q: only for export"
 		# shellcheck disable=SC2086
 		snap --quiet $cmd
-		assert_failure 2
+		assert_failure 1
 	done
 	snap list --bogus "$IMG"
-	assert_failure 2
+	assert_failure 1
 	# nothing was made
 	snap list "$IMG"
 	assert_output ""
@@ -772,20 +772,20 @@ export_interrupted() {
 	snap create "$T/i${esc}mg" s
 	assert_success
 	snap "sn${esc}ap" "$IMG"
-	assert_failure 2
+	assert_failure 1
 	[[ $stderr == 'sufs-snap: unknown command: sn\x1bap'$'\n'* ]]
 	snap list "$T/no${esc}img"
-	assert_failure 1
+	assert_failure 2
 	assert_equal "$stderr" "sufs-snap: $T/no\\x1bimg: No such file or directory"
 	snap info "$T/i${esc}mg" nosuch
 	assert_failure 3
 	assert_equal "$stderr" "sufs-snap: $T/i\\x1bmg: no snapshot named \"nosuch\""
 	touch "$T/o${esc}ut"
 	snap export "$T/i${esc}mg" s "$T/o${esc}ut"
-	assert_failure 2
+	assert_failure 8
 	assert_equal "$stderr" "sufs-snap: $T/o\\x1but: exists (use -f to replace it)"
 	snap export "$T/i${esc}mg" s "$T/no${esc}dir/out"
-	assert_failure 1
+	assert_failure 8
 	assert_equal "$stderr" "sufs-snap: $T/no\\x1bdir/out: exporting snapshot \"s\" of $T/i\\x1bmg: No such file or directory (making a temporary file beside the output)"
 }
 
