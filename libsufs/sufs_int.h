@@ -251,6 +251,7 @@ void buf_touch(struct sufs_fs *fs, struct buf *b);
 void cache_before_change(struct sufs_fs *fs, struct buf *b);
 void cache_mark_dirty(struct sufs_fs *fs, struct buf *b);
 void cache_seal(struct sufs_fs *fs, struct buf *b, uint8_t *image);
+const char *buf_type_name(unsigned type);   /* "inode table", ... (enum buf_type) */
 struct buf *cache_lookup(struct sufs_fs *fs, uint64_t blk);
 void cache_drop(struct sufs_fs *fs, uint64_t blk);
 /* b is dirty no more (written, its block freed, or dropped): off the

@@ -338,6 +338,22 @@ void cache_drop(struct sufs_fs *fs, uint64_t blk)
 		buf_free(fs, b);
 }
 
+/* What a block of each type is, for the tools (sufs_deps_walk()). */
+static const char *const buf_type_names[] = {
+	[BUF_RAW] = "raw",
+	[BUF_DATA] = "data",
+	[BUF_BITMAP] = "bitmap",
+	[BUF_ITABLE] = "inode table",
+	[BUF_DIR] = "directory",
+	[BUF_IND] = "indirect",
+};
+
+const char *buf_type_name(unsigned type)
+{
+	return type < sizeof(buf_type_names) / sizeof(buf_type_names[0]) && buf_type_names[type] ?
+		       buf_type_names[type] : "raw";
+}
+
 /* Seal a write image of b: checksums computed over the bytes written. */
 void cache_seal(struct sufs_fs *fs, struct buf *b, uint8_t *out)
 {
