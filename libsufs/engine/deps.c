@@ -1021,6 +1021,7 @@ static const char *const kind_names[] = {
 	[UPD_FREEFILE] = "freefile",
 	[UPD_DATA] = "data",
 	[UPD_COPYONWRITE] = "copyonwrite",
+	[UPD_EXTATTR] = "extattr",
 };
 
 const char *deps_kind_name(unsigned kind)

@@ -78,6 +78,11 @@ static int load(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, int str
 		return err;
 	raw = b->data + off;
 	sufs_inode_decode(raw, in);
+	if (!(fs->sb.features_ro_compat & SUFS_FEATURE_RO_XATTR)) {
+		/* reserved bytes without the feature: zeros whenever written */
+		in->xattr_block = 0;
+		memset(in->xattr, 0, sizeof(in->xattr));
+	}
 	if (!inodes_good(fs, b, ino - off / SUFS_INODE_SIZE) && !sufs_inode_is_zero(raw) &&
 	    in->checksum != sufs_inode_csum(raw, ino) &&
 	    (strict || !(fs->flags & SUFS_OPEN_IGNORE_CSUM)))

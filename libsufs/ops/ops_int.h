@@ -17,7 +17,8 @@
  *
  * The files: read.c (stat, lookup, readdir, read, readlink, path names),
  * names.c (making and removing names), rename.c, free.c (freeing, files
- * held open), data.c (write, truncate, punch, setattr), fsync.c.
+ * held open), data.c (write, truncate, punch, setattr), fsync.c, xattr.c
+ * (extended attributes and ACLs).
  */
 #ifndef SUFS_OPS_INT_H
 #define SUFS_OPS_INT_H
@@ -144,6 +145,11 @@ int inode_free(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 	       const struct waits *w);
 /* How many holds a file has (sufs_hold()). */
 uint32_t hold_count(const struct sufs_fs *fs, uint32_t ino);
+
+/* ---- extended attributes (xattr.c), for setattr (data.c) ---------------------- */
+
+/* chmod: the access ACL follows the new mode in *in (stored by the caller). */
+int xattr_acl_chmod(struct sufs_fs *fs, struct sufs_inode *in);
 
 /* ---- removing names (names.c), for rename.c --------------------------------- */
 
