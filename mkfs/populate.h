@@ -25,9 +25,11 @@ struct populate_opts {
 struct populate_need {
 	uint64_t entries;       /* names below the top, skipped ones included */
 	uint64_t inodes;        /* exact: each file once however many names it has */
-	uint64_t min_blocks;    /* at least: a block per directory and per long
-				 * symlink; files' data is not read, and blocks
-				 * of zeros would be holes */
+	uint64_t min_blocks;    /* at least: a block per directory, per long
+				 * symlink and per file whose extended
+				 * attributes do not fit in its inode; files'
+				 * data is not read, and blocks of zeros would
+				 * be holes */
 };
 
 struct populate_stats {
@@ -59,7 +61,8 @@ int populate(struct sufs_fs *fs, const char *srcdir, const struct populate_opts 
  * does (the file opts->skip_* names, sockets and unknown types left out).
  * Without exact, the entries' types only, with no stat of each: the
  * inodes and blocks are then at most what exact would count (each name a
- * file of its own, each symlink a long one), and entries the same.  An
+ * file of its own, each symlink a long one, each entry with extended
+ * attributes one that takes a block), and entries the same.  An
  * entry that cannot be read only makes the counts short.  0, or -ENOMEM
  * (the counts are then short too).
  */

@@ -1007,7 +1007,7 @@ EOF2
 	# with inodes enough, the directories' blocks do not fit
 	run --separate-stderr "$MKFS" -n -N 400 -d "$T/src" "$T/img" 1M
 	assert_failure 8
-	[[ $stderr == "mkfs.sufs: $T/src does not fit on $T/img: its directories and long symlinks alone need 300 blocks, the file system has "* ]]
+	[[ $stderr == "mkfs.sufs: $T/src does not fit on $T/img: its directories, long symlinks and attribute blocks alone need 300 blocks, the file system has "* ]]
 	# an existing file system is left as it was
 	"$MKFS" -q "$T/img" 4M
 	sum=$(sha "$T/img")
