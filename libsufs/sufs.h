@@ -590,7 +590,8 @@ int sufs_getxattr(struct sufs_fs *fs, uint32_t ino, const char *name, void *valu
 int sufs_setxattr(struct sufs_fs *fs, uint32_t ino, const char *name, const void *value,
 		  size_t size, int flags, const struct sufs_cred *cred);
 /* The names, each with its prefix and a NUL, into list (size bytes), as
- * getxattr's sizes: *len, -ERANGE, and -E2BIG past SUFS_XATTR_LIST_MAX. */
+ * getxattr's sizes: *len, -ERANGE; -E2BIG when even SUFS_XATTR_LIST_MAX
+ * bytes or more are too few. */
 int sufs_listxattr(struct sufs_fs *fs, uint32_t ino, char *list, size_t size, size_t *len,
 		   const struct sufs_cred *cred);
 /* Remove name: -ENODATA when there is none. */

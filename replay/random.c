@@ -859,7 +859,8 @@ static int has_xattr(struct random_gen *g, size_t i)
 	return is_xattr_owner(g, i) && node_of(g, i)->xset;
 }
 
-/* A value of len bytes the script takes as it is: letters and digits. */
+/* A value of len bytes the script takes as it is: letters and digits,
+ * a letter first (a word that starts with 0x would be hex). */
 static void value_word(struct random_gen *g, size_t len)
 {
 	static const char chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -869,13 +870,14 @@ static void value_word(struct random_gen *g, size_t len)
 	if (!len)
 		fputs("\"\"", g->out);
 	for (i = 0; i < len; i++)
-		fputc(chars[below(g, sizeof(chars) - 1)], g->out);
+		fputc(chars[below(g, i ? sizeof(chars) - 1 : 26)], g->out);
 }
 
 /*
  * A node's attributes change (set k to len bytes, or, len < 0, remove
- * it): the block it may gain is spent (0 when there is none to spend);
- * one it gives up comes back at the next sync.
+ * it): the block it may gain is spent (0 when there is none to spend, or
+ * when they would not fit in a block); one it gives up comes back at the
+ * next sync.
  */
 static int xattr_change(struct random_gen *g, struct node *n, unsigned k, long len)
 {
@@ -888,6 +890,8 @@ static int xattr_change(struct random_gen *g, struct node *n, unsigned k, long l
 		m.xset |= (uint8_t)(1u << k);
 		m.xlen[k] = (uint16_t)len;
 	}
+	if (xattr_bytes(&m) > g->bsize - SUFS_XATTR_BLOCK_HDR - 4)
+		return 0;
 	after = xattr_bytes(&m) > SUFS_XATTR_INLINE;
 	if (after && !before && !spend(g, 1, 0))
 		return 0;

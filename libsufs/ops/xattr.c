@@ -205,10 +205,10 @@ int sufs_listxattr(struct sufs_fs *fs, uint32_t ino, char *list, size_t size, si
 		return err;
 	sufs_xattr_walk(area, xattr_area_max(fs), list_fn, &l);
 	free(area);
-	if (l.len > SUFS_XATTR_LIST_MAX)
-		return -E2BIG;
+	/* as listxattr(2): a buffer of the largest size that is still too
+	 * small is E2BIG, a smaller one ERANGE */
 	if (size && size < l.len)
-		return -ERANGE;
+		return size >= SUFS_XATTR_LIST_MAX ? -E2BIG : -ERANGE;
 	*len = l.len;
 	return 0;
 }
