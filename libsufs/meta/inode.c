@@ -99,12 +99,25 @@ int inode_load(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in)
 /*
  * The ordered parts of an inode: what fsck reads to decide what an inode
  * is and owns.  The block count (a summary), the timestamps and the
- * checksum (sealed at write time) go out as they stand.
+ * checksum (sealed at write time) go out as they stand.  A part is stored
+ * as an update of the bytes that changed; the extended attributes, a list
+ * whose every entry is found through the ones before it, as an update of
+ * the whole part (whole), so that no write shows one change of the list
+ * without those before it.
  */
-static const struct { uint32_t off, end; } ordered[2] = {
-	{ IN_MODE, IN_BLOCKS },      /* mode, flags, links, uid, gid, size */
-	{ IN_GENERATION, IN_CSUM },  /* generation, rdev, block pointers */
+static const struct { uint32_t off, end; int whole; } ordered[3] = {
+	{ IN_MODE, IN_BLOCKS, 0 },       /* mode, flags, links, uid, gid, size */
+	{ IN_GENERATION, IN_XATTR_BLOCK, 0 }, /* generation, rdev, block pointers */
+	{ IN_XATTR_BLOCK, IN_CSUM, 1 },  /* the attribute block, the attributes */
 };
+
+/* The label of part k's update in a store of the given kind. */
+static enum upd_kind part_kind(unsigned k, enum upd_kind kind)
+{
+	if (kind != UPD_INODEDEP || k == 0)
+		return kind;
+	return k == 1 ? UPD_ALLOCDIRECT : UPD_EXTATTR;
+}
 
 /* The first byte of [lo, hi) where a and b differ, or hi: eight at a
  * time while they agree. */
@@ -129,8 +142,10 @@ static uint32_t last_diff(const uint8_t *a, const uint8_t *b, uint32_t lo, uint3
 
 /*
  * Store an inode.  The change becomes updates of the ordered parts that
- * changed, the first waiting for w and the second for the first (a new or
- * zeroed inode: one update of all of it); the rest is a plain change.
+ * changed, the first waiting for w and each other for the one before it (a
+ * new or zeroed inode: one update of all of it); the rest is a plain
+ * change.  kind labels them; an inodedep store labels its block pointers
+ * allocdirect and its attributes extattr.
  * *id (if not NULL) is an update that, once on disk, means all of this
  * store is.
  */
@@ -155,16 +170,18 @@ int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 		last = buf_update(fs, b, off, SUFS_INODE_SIZE, kind, w);
 	} else {
 		w2 = w ? *w : (struct waits){ 0 };
-		for (k = 0; k < 2; k++) {
+		for (k = 0; k < 3; k++) {
 			lo = first_diff(raw, old, ordered[k].off, ordered[k].end);
 			hi = last_diff(raw, old, lo, ordered[k].end);
 			if (lo == hi)
 				continue;
+			if (ordered[k].whole) {
+				lo = ordered[k].off;
+				hi = ordered[k].end;
+			}
 			if (last) /* which waits for w: that is enough */
 				w2 = (struct waits){ .n = 1, .id = { last } };
-			last = buf_update(fs, b, off + lo, hi - lo,
-					  k ? (kind == UPD_INODEDEP ? UPD_ALLOCDIRECT : kind) : kind,
-					  &w2);
+			last = buf_update(fs, b, off + lo, hi - lo, part_kind(k, kind), &w2);
 		}
 		if (memcmp(raw, old, SUFS_INODE_SIZE) != 0)
 			buf_touch(fs, b);

@@ -158,6 +158,10 @@ int drop_link(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, upd_id re
 /* A moved directory's old-name removal, and a wait for the newest one. */
 int moved_note(struct sufs_fs *fs, uint32_t ino, upd_id removal);
 void moved_wait(struct sufs_fs *fs, uint32_t ino, struct waits *w);
+/* A name rename took out of dir, and a wait for the newest such (before
+ * dir itself goes). */
+int removal_note(struct sufs_fs *fs, uint32_t dir, upd_id removal);
+void removal_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w);
 /* The update that frees ino's inode bytes, if pending (to wait for it). */
 upd_id inode_last_update(struct sufs_fs *fs, uint32_t ino);
 
