@@ -36,7 +36,7 @@ static const struct {
 	E(ENOTDIR), E(EISDIR), E(EINVAL), E(ENFILE), E(EMFILE), E(ETXTBSY),
 	E(EFBIG), E(ENOSPC), E(ESPIPE), E(EROFS), E(EMLINK), E(ERANGE),
 	E(ENAMETOOLONG), E(ENOSYS), E(ENOTEMPTY), E(ELOOP), E(EOVERFLOW),
-	E(EOPNOTSUPP), E(EDQUOT), E(ESTALE), E(ECANCELED),
+	E(EOPNOTSUPP), E(EDQUOT), E(ESTALE), E(ECANCELED), E(ENODATA),
 	{ "ECHECKSUM", SUFS_ECHECKSUM }, { "ECORRUPT", SUFS_ECORRUPT },
 	{ "ENOSLOT", SUFS_ENOSLOT }, { "ENOTSNAP", SUFS_ENOTSNAP },
 };
@@ -856,6 +856,76 @@ static int op_utimes(struct run *r)
 	return setattr_path(r, r->argv[0], &sa);
 }
 
+/*
+ * An attribute's value as a line gives it: the word's bytes, or with 0x
+ * in front hex digits, two a byte (as setfattr -v takes it).  *out is
+ * malloc()ed (at least one byte), or the value is bad.
+ */
+static int arg_value(struct run *r, const char *s, uint8_t **out, size_t *len)
+{
+	size_t n = strlen(s), i;
+	int hi, lo;
+
+	*out = malloc(n + 1);
+	if (!*out)
+		return -ENOMEM;
+	if (n < 2 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) {
+		memcpy(*out, s, n);
+		*len = n;
+		return 0;
+	}
+	for (i = 2; i + 1 < n; i += 2) {
+		hi = hex_digit(s[i]);
+		lo = hex_digit(s[i + 1]);
+		if (hi < 0 || lo < 0)
+			break;
+		(*out)[i / 2 - 1] = (uint8_t)(hi << 4 | lo);
+	}
+	if (i != n) {
+		free(*out);
+		*out = NULL;
+		return bad_arg(r, "value (0x and an even number of hex digits)", s);
+	}
+	*len = (n - 2) / 2;
+	return 0;
+}
+
+/* setxattr PATH NAME VALUE [create|replace]: setxattr(2), following a
+ * symlink at the end, as the caller (uid 0 is privileged). */
+static int op_setxattr(struct run *r)
+{
+	uint8_t *value;
+	size_t len;
+	uint32_t ino;
+	int flags = 0, rc;
+
+	if (r->argc > 3) {
+		if (strcmp(r->argv[3], "create") == 0)
+			flags = SUFS_XATTR_CREATE;
+		else if (strcmp(r->argv[3], "replace") == 0)
+			flags = SUFS_XATTR_REPLACE;
+		else
+			return bad_arg(r, "flag (create or replace)", r->argv[3]);
+	}
+	rc = arg_value(r, r->argv[2], &value, &len);
+	if (rc)
+		return rc;
+	rc = path_inode(r, r->argv[0], 1, &ino);
+	if (!rc)
+		rc = sufs_setxattr(r->fs, ino, r->argv[1], value, len, flags, &r->ctx->cred);
+	free(value);
+	return rc;
+}
+
+/* rmxattr PATH NAME: removexattr(2) */
+static int op_rmxattr(struct run *r)
+{
+	uint32_t ino;
+	int rc = path_inode(r, r->argv[0], 1, &ino);
+
+	return rc ? rc : sufs_removexattr(r->fs, ino, r->argv[1], &r->ctx->cred);
+}
+
 static int op_fsync(struct run *r)
 {
 	uint32_t ino;
@@ -900,6 +970,8 @@ static const struct op {
 	{ "chmod", 2, 2, "MODE PATH", op_chmod, 0x2 },
 	{ "chown", 2, 2, "UID:GID PATH", op_chown, 0x2 },
 	{ "utimes", 3, 3, "PATH ATIME MTIME", op_utimes, 0x1 },
+	{ "setxattr", 3, 4, "PATH NAME VALUE [create|replace]", op_setxattr, 0x1 },
+	{ "rmxattr", 2, 2, "PATH NAME", op_rmxattr, 0x1 },
 	{ "fsync", 1, 1, "PATH", op_fsync, 0x1 },
 	{ "sync", 0, 0, "", op_sync, 0 },
 	{ "snapshot", 1, 1, "NAME", op_snapshot, 0 },

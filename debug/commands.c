@@ -594,6 +594,19 @@ static void print_stat_time(const char *label, int64_t sec, uint32_t ns)
 	       fmt_time(sec, buf, sizeof(buf)));
 }
 
+/* stat's "Extended attributes:", as debugfs shows them, when there are any. */
+static int stat_xattrs(struct session *s, char **argv, uint32_t ino)
+{
+	size_t len = 0;
+	int rc = sufs_listxattr(s->fs, ino, NULL, 0, &len, NULL);
+
+	if (!rc && len) {
+		puts("Extended attributes:");
+		rc = print_xattrs(s, ino, "  ", 0);
+	}
+	return rc ? fail(argv[0], argv[1], "reading its attributes: %s", sufs_strerror(rc)) : 0;
+}
+
 static int cmd_stat(struct session *s, int argc, char **argv)
 {
 	struct sufs_inode in;
@@ -617,6 +630,7 @@ static int cmd_stat(struct session *s, int argc, char **argv)
 	printf("User: %5u   Group: %5u   Size: %llu\n", in.uid, in.gid,
 	       (unsigned long long)in.size);
 	printf("Links: %u   Blockcount: %llu\n", in.links, (unsigned long long)in.blocks);
+	printf("File ACL: %llu\n", (unsigned long long)in.xattr_block);
 	print_stat_time("ctime", in.ctime, in.ctime_ns);
 	print_stat_time("atime", in.atime, in.atime_ns);
 	print_stat_time("mtime", in.mtime, in.mtime_ns);
@@ -624,6 +638,8 @@ static int cmd_stat(struct session *s, int argc, char **argv)
 	printf("Inode checksum: 0x%08x%s\n", in.checksum, bad_csum ? " (does not match)" : "");
 	if (bad_csum)
 		fail(argv[0], argv[1], "warning: the inode's checksum does not match its contents");
+	else
+		status = stat_xattrs(s, argv, ino);
 
 	if (S_ISCHR(in.mode) || S_ISBLK(in.mode)) {
 		printf("Device major/minor number: %u, %u\n", in.rdev_major, in.rdev_minor);
@@ -908,7 +924,10 @@ static int cmd_icheck(struct session *s, int argc, char **argv)
 		}
 		if (!err && s->catastrophic && (!in.mode || !in.links))
 			continue;  /* free, as far as the inode itself says */
-		if (!err)
+		/* its attribute block is its own, as its data blocks are */
+		if (!err && in.xattr_block)
+			icheck_block(s->fs, ino, 0, in.xattr_block, 0, 0, &ic);
+		if (!err && ic.left)
 			err = sufs_block_iterate(s->fs, ino, icheck_block, &ic);
 		if (err < 0)
 			rc = fail(argv[0], NULL, "inode %u: %s", ino, sufs_strerror(err));
@@ -1104,7 +1123,8 @@ static int cmd_super(struct session *s, int argc, char **argv)
 	printf("%-26s%u\n", "Superblock group:", sb->sb_group);
 	printf("%-26s0x%x\n", "Compatible features:", sb->features_compat);
 	printf("%-26s0x%x\n", "Incompatible features:", sb->features_incompat);
-	printf("%-26s0x%x\n", "Read-only features:", sb->features_ro_compat);
+	printf("%-26s0x%x%s\n", "Read-only features:", sb->features_ro_compat,
+	       sb->features_ro_compat & SUFS_FEATURE_RO_XATTR ? " xattr" : "");
 	for (i = 0; i < SUFS_SNAP_SLOTS; i++) {
 		const struct sufs_snap_slot *sl = &sb->snap[i];
 		char label[32], when[64];
@@ -1202,6 +1222,15 @@ const struct command commands[] = {
 	  "find free blocks, from GOAL on", cmd_ffb, CMD_NEEDS_BITMAPS },
 	{ "ffi", { "find_free_inode", NULL }, "[COUNT [GOAL]]",
 	  "find free inodes, from GOAL on", cmd_ffi, CMD_NEEDS_BITMAPS },
+	/* extended attributes (xattr.c) */
+	{ "ea_list", { NULL }, "[-x] PATH",
+	  "list an inode's extended attributes and their values (-x: in hex)", cmd_ea_list, 0 },
+	{ "ea_get", { NULL }, "[-x] [-s SIZE] [-f HOSTFILE] PATH NAME",
+	  "print an attribute's value (-x: in hex; -f: into a host file)", cmd_ea_get, 0 },
+	{ "ea_set", { NULL }, "[-c | -r] [-f HOSTFILE] PATH NAME [VALUE]",
+	  "set an attribute (-c: a new one only, -r: an existing one only)", cmd_ea_set,
+	  CMD_NEEDS_WRITE },
+	{ "ea_rm", { NULL }, "PATH NAME...", "remove attributes", cmd_ea_rm, CMD_NEEDS_WRITE },
 	/* the dependency engine: what is pending in memory (deps.c) */
 	{ "deps", { NULL }, "[--chains | --dot FILE | --svg FILE] [BLOCK|PATH]",
 	  "pending updates: kind, block, bytes, state, what each waits for", cmd_deps, 0 },
@@ -1239,6 +1268,10 @@ const struct command commands[] = {
 	{ "utimes", { NULL }, "PATH ATIME MTIME", "set access and modification times",
 	  cmd_script, CMD_NEEDS_WRITE },
 	{ "fsync", { NULL }, "PATH", "make a file durable", cmd_script, CMD_NEEDS_WRITE },
+	{ "setxattr", { NULL }, "PATH NAME VALUE [create|replace]",
+	  "set an extended attribute (VALUE 0x...: hex bytes)", cmd_script, CMD_NEEDS_WRITE },
+	{ "rmxattr", { NULL }, "PATH NAME", "remove an extended attribute", cmd_script,
+	  CMD_NEEDS_WRITE },
 	{ "sync", { NULL }, "", "write back everything pending", cmd_script, CMD_NEEDS_WRITE },
 	/* the editing commands: raw bytes by field name, for precise damage (edit.c) */
 	{ "set_super_value", { "ssv", NULL }, "[-l] FIELD VALUE",

@@ -158,6 +158,26 @@ int cmd_write(struct session *s, int argc, char **argv);
 int cmd_punch(struct session *s, int argc, char **argv);
 int cmd_filefrag(struct session *s, int argc, char **argv);
 
+/* ---- extended attributes (xattr.c) --------------------------------------- */
+int cmd_ea_list(struct session *s, int argc, char **argv);
+int cmd_ea_get(struct session *s, int argc, char **argv);
+int cmd_ea_set(struct session *s, int argc, char **argv);
+int cmd_ea_rm(struct session *s, int argc, char **argv);
+/* A value in quotes with escapes, or (hex) as 0x and hex digits. */
+void print_value(FILE *f, const uint8_t *v, size_t len, int hex);
+/* "INDENT NAME (LEN) = VALUE" for each attribute of ino: 0, or an error. */
+int print_xattrs(struct session *s, uint32_t ino, const char *indent, int hex);
+/*
+ * Give a host file inode ino's extended attributes: through fd when it is
+ * not -1, else as name in the host directory dirfd (a symbolic link's
+ * own, never followed).  user. ones must be set (a failure is an error);
+ * the others where the host permits (trusted. needs root, an ACL a file
+ * system with ACLs): one refused with EPERM, EACCES or EOPNOTSUPP is
+ * skipped with a warning.  0, or 1 after a message.
+ */
+int restore_xattrs(struct session *s, const char *cmd, const char *what, uint32_t ino, int fd,
+		   int dirfd, const char *name);
+
 /* ---- file contents (rdump.c) ------------------------------------------- */
 
 /*

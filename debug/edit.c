@@ -135,6 +135,8 @@ static const struct field inode_fields[] = {
 	{ "rdev_major", NULL, 84, 4, F_UINT, 0, 0 },
 	{ "rdev_minor", NULL, 88, 4, F_UINT, 0, 0 },
 	{ "block[]", NULL, 96, 8, F_UINT, SUFS_NBLOCKS, 8 },
+	{ "xattr_block", "file_acl", 216, 8, F_UINT, 0, 0 },
+	{ "xattr[]", NULL, 224, 1, F_UINT, SUFS_XATTR_INLINE, 1 },
 	{ "checksum", NULL, IN_CSUM_OFF, 4, F_CSUM, 0, 0 },
 	{ NULL, NULL, 0, 0, F_UINT, 0, 0 }
 };

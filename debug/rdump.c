@@ -10,7 +10,10 @@
  *      that rdump opened itself with O_DIRECTORY|O_NOFOLLOW, starting with
  *      HOSTDIR.  No path with a '/' in it reaches the kernel, except when a
  *      hard link's first copy is found again: link_to_first() walks that
- *      path one component at a time under the same rule.
+ *      path one component at a time under the same rule; and the extended
+ *      attributes of a file rdump cannot open (a symbolic link, a device
+ *      node) are set through /proc/self/fd/DIRFD/NAME, which names the
+ *      entry NAME of a directory rdump opened, its link not followed.
  *  (2) A name from the image is used only if it is one path component:
  *      not empty, not "." or "..", without '/' or NUL.  Others are reported
  *      and skipped.
@@ -25,7 +28,8 @@
  *
  * What is copied: contents (only the blocks the inode maps are written, so
  * holes stay holes), mode, atime and mtime to the nanosecond, owner and
- * group when running as root, symbolic links, hard links (later names of
+ * group when running as root, extended attributes and ACLs (user. ones
+ * always, the others where the host permits: restore_xattrs()), symbolic links, hard links (later names of
  * an inode become links to its first copy), device nodes (root only),
  * FIFOs and sockets.  A directory's mode and times are set after its
  * contents, so writing into it does not disturb them.
@@ -444,7 +448,8 @@ static int rdump_regular(struct rdump *r, const struct sufs_stat *st, int dirfd,
 		return 0;
 	}
 	if (copy_contents(r->s, r->cmd, what, st->ino, st->size, fd) ||
-	    copy_attributes(r->cmd, what, st, fd))
+	    (restore_xattrs(r->s, r->cmd, what, st->ino, fd, -1, NULL) |
+	     copy_attributes(r->cmd, what, st, fd)))
 		r->rc = 1;
 	if (close(fd))
 		ENTRY_FAIL(r, "%s", strerror(errno));
@@ -471,7 +476,9 @@ static int rdump_directory(struct rdump *r, const struct sufs_stat *st, int dirf
 		return 1;
 	}
 	rdump_dir(r, fd, st->ino);
-	if (copy_attributes(r->cmd, what, st, fd))
+	/* after its entries: a default ACL must not reach them */
+	if (restore_xattrs(r->s, r->cmd, what, st->ino, fd, -1, NULL) |
+	    copy_attributes(r->cmd, what, st, fd))
 		r->rc = 1;
 	close(fd);
 	return 1;
@@ -507,7 +514,8 @@ static int rdump_symlink(struct rdump *r, const struct sufs_stat *st, int dirfd,
 			ENTRY_FAIL(r, "%s", strerror(errno));
 		} else {
 			made = 1;
-			if (copy_attributes_at(r->cmd, what, st, dirfd, name))
+			if (restore_xattrs(r->s, r->cmd, what, st->ino, -1, dirfd, name) |
+			    copy_attributes_at(r->cmd, what, st, dirfd, name))
 				r->rc = 1;
 		}
 	}
@@ -525,7 +533,8 @@ static int rdump_special(struct rdump *r, const struct sufs_stat *st, int dirfd,
 		ENTRY_FAIL(r, "%s", strerror(errno));
 		return 0;
 	}
-	if (copy_attributes_at(r->cmd, what, st, dirfd, name))
+	if (restore_xattrs(r->s, r->cmd, what, st->ino, -1, dirfd, name) |
+	    copy_attributes_at(r->cmd, what, st, dirfd, name))
 		r->rc = 1;
 	return 1;
 }

@@ -31,19 +31,20 @@
 enum show { SHOW_ALL, SHOW_HEADER, SHOW_GROUPS, SHOW_INODE };
 
 /* A checksum that failed. */
-enum problem_kind { P_SUPER, P_BACKUP, P_GROUP, P_INODE, P_DIRBLOCK };
+enum problem_kind { P_SUPER, P_BACKUP, P_GROUP, P_INODE, P_DIRBLOCK, P_XATTRBLOCK };
 static const char *const problem_names[] = {
 	[P_SUPER] = "superblock",
 	[P_BACKUP] = "backup_superblock",
 	[P_GROUP] = "group_descriptor",
 	[P_INODE] = "inode",
 	[P_DIRBLOCK] = "directory_block",
+	[P_XATTRBLOCK] = "attribute_block",
 };
 struct problem {
 	enum problem_kind kind;
 	uint32_t group;            /* P_BACKUP, P_GROUP */
-	uint32_t ino;              /* P_INODE, P_DIRBLOCK (the directory) */
-	uint64_t block;            /* P_BACKUP, P_DIRBLOCK */
+	uint32_t ino;              /* P_INODE, P_DIRBLOCK (the directory), P_XATTRBLOCK */
+	uint64_t block;            /* P_BACKUP, P_DIRBLOCK, P_XATTRBLOCK */
 	uint64_t lblk;             /* P_DIRBLOCK: its logical block in the directory */
 	uint32_t stored, computed;
 };
@@ -69,7 +70,7 @@ struct dump {
 	size_t nproblems, cap;
 	unsigned read_errors;
 	/* what was checked, for the summary */
-	uint64_t n_super, n_groups, n_inodes, n_dirblocks;
+	uint64_t n_super, n_groups, n_inodes, n_dirblocks, n_xattrblocks;
 };
 
 /* ---- JSON ------------------------------------------------------------------- */
@@ -228,6 +229,10 @@ static void problem(struct dump *d, const struct problem *p)
 			 "directory inode %" PRIu32 ", block %" PRIu64 " (logical %" PRIu64 ")",
 			 p->ino, p->block, p->lblk);
 		break;
+	case P_XATTRBLOCK:
+		snprintf(what, sizeof(what), "inode %" PRIu32 ", attribute block %" PRIu64,
+			 p->ino, p->block);
+		break;
 	}
 	if (p->stored != p->computed)
 		errmsg("%s: %s: checksum does not match (stored 0x%08" PRIx32
@@ -265,9 +270,9 @@ static void json_problems(struct dump *d)
 		j_str(j, "what", problem_names[p->kind], strlen(problem_names[p->kind]));
 		if (p->kind == P_BACKUP || p->kind == P_GROUP)
 			j_u64(j, "group", p->group);
-		if (p->kind == P_INODE || p->kind == P_DIRBLOCK)
+		if (p->kind == P_INODE || p->kind == P_DIRBLOCK || p->kind == P_XATTRBLOCK)
 			j_u64(j, "ino", p->ino);
-		if (p->kind == P_BACKUP || p->kind == P_DIRBLOCK)
+		if (p->kind == P_BACKUP || p->kind == P_DIRBLOCK || p->kind == P_XATTRBLOCK)
 			j_u64(j, "block", p->block);
 		if (p->kind == P_DIRBLOCK)
 			j_u64(j, "lblk", p->lblk);
@@ -511,6 +516,12 @@ static void show_super(struct dump *d)
 	field_hex(d, "Compatible features:", "features_compat", sb->features_compat);
 	field_hex(d, "Incompatible features:", "features_incompat", sb->features_incompat);
 	field_hex(d, "Read-only features:", "features_ro_compat", sb->features_ro_compat);
+	if (d->json) {
+		j_bool(&d->j, "xattr", (sb->features_ro_compat & SUFS_FEATURE_RO_XATTR) != 0);
+	} else {
+		fprintf(d->out, "%-*s%s\n", LABEL_WIDTH, "Features:",
+			sb->features_ro_compat & SUFS_FEATURE_RO_XATTR ? "xattr" : "(none)");
+	}
 	field_u64(d, "Mount count:", "mount_count", sb->mount_count);
 	field_time(d, "Filesystem created:", "mkfs_time", sb->mkfs_time);
 	field_time(d, "Last mount time:", "mount_time", sb->mount_time);
@@ -813,9 +824,31 @@ static int check_dirblock(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint6
 	return 0;
 }
 
+/* Check an inode's attribute block: its checksum, as sealing it would
+ * write it (a pointer out of range is fsck's to report). */
+static void check_xattrblock(struct dump *d, uint32_t ino, uint64_t blk)
+{
+	uint32_t bs = d->sb->block_size;
+	struct problem p = { .kind = P_XATTRBLOCK, .ino = ino, .block = blk };
+	int rc;
+
+	if (!blk || blk >= d->sb->blocks_count)
+		return;
+	rc = sufs_block_read(d->fs, blk, d->block);
+	if (rc) {
+		read_error(d, "attribute block", blk, rc);
+		return;
+	}
+	d->n_xattrblocks++;
+	p.stored = le32(d->block + bs - 4);
+	p.computed = sufs_xattr_csum(d->block, bs, blk);
+	if (p.stored != p.computed)
+		problem(d, &p);
+}
+
 /*
  * Check inode ino (which the caller read into *in, with result rc) and, for
- * a directory, its blocks.
+ * a directory, its blocks; its attribute block, if any.
  */
 static void check_inode(struct dump *d, uint32_t ino, const struct sufs_inode *in, int rc)
 {
@@ -831,6 +864,7 @@ static void check_inode(struct dump *d, uint32_t ino, const struct sufs_inode *i
 		p.computed = inode_csum_computed(d, ino);
 		problem(d, &p);
 	}
+	check_xattrblock(d, ino, in->xattr_block);
 	if ((in->mode & S_IFMT) == S_IFDIR) {
 		/* a walk the inode's own checksum stops is reported already */
 		int wrc = sufs_block_iterate(d->fs, ino, check_dirblock, d);
@@ -867,12 +901,13 @@ static void show_checked(struct dump *d)
 		j_u64(&d->j, "group_descriptors", d->n_groups);
 		j_u64(&d->j, "inodes", d->n_inodes);
 		j_u64(&d->j, "directory_blocks", d->n_dirblocks);
+		j_u64(&d->j, "attribute_blocks", d->n_xattrblocks);
 		j_close(&d->j, '}');
 		return;
 	}
 	fprintf(d->out, "\nChecksums checked: superblocks %" PRIu64 ", group descriptors %" PRIu64
-		", inodes %" PRIu64 ", directory blocks %" PRIu64 "\n",
-		d->n_super, d->n_groups, d->n_inodes, d->n_dirblocks);
+		", inodes %" PRIu64 ", directory blocks %" PRIu64 ", attribute blocks %" PRIu64 "\n",
+		d->n_super, d->n_groups, d->n_inodes, d->n_dirblocks, d->n_xattrblocks);
 	fprintf(d->out, "Checksum failures: %zu\n", d->nproblems);
 }
 
@@ -1091,6 +1126,78 @@ static void show_symlink(struct dump *d, uint32_t ino, const struct sufs_inode *
 		read_error(d, "symlink inode", ino, rc);
 }
 
+/* One attribute: text, or a JSON object (the value as a string, bytes
+ * that are not UTF-8 escaped, and in hex). */
+static void show_xattr(struct dump *d, const char *name, const uint8_t *v, size_t len)
+{
+	size_t i;
+
+	if (d->json) {
+		j_open(&d->j, NULL, '{');
+		j_str(&d->j, "name", name, strlen(name));
+		j_u64(&d->j, "size", len);
+		j_str(&d->j, "value", (const char *)v, len);
+		j_sep(&d->j, "value_hex");
+		fputc('"', d->j.f);
+		for (i = 0; i < len; i++)
+			fprintf(d->j.f, "%02x", v[i]);
+		fputc('"', d->j.f);
+		j_close(&d->j, '}');
+		return;
+	}
+	fputs("  ", d->out);
+	print_name(d->out, name, strlen(name));
+	fprintf(d->out, " (%zu) = \"", len);
+	print_name(d->out, (const char *)v, len);
+	fputs("\"\n", d->out);
+}
+
+/* An inode's extended attributes, as the library reads them (with every
+ * privilege), and where they are. */
+static void show_xattrs(struct dump *d, uint32_t ino, const struct sufs_inode *in)
+{
+	char *list = NULL, *name;
+	uint8_t *value = malloc(SUFS_XATTR_SIZE_MAX);
+	size_t len = 0, vlen;
+	int rc = value ? sufs_listxattr(d->fs, ino, NULL, 0, &len, NULL) : -ENOMEM;
+
+	if (!(d->sb->features_ro_compat & SUFS_FEATURE_RO_XATTR)) {
+		free(value);
+		return;
+	}
+	if (!rc && len && !(list = malloc(len)))
+		rc = -ENOMEM;
+	if (!rc && len)
+		rc = sufs_listxattr(d->fs, ino, list, len, &len, NULL);
+	if (d->json) {
+		j_u64(&d->j, "xattr_block", in->xattr_block);
+		j_open(&d->j, "xattrs", '[');
+	} else {
+		if (in->xattr_block)
+			fprintf(d->out, "Attributes (in block %" PRIu64 "):\n", in->xattr_block);
+		else if (len || rc)
+			fputs("Attributes (in the inode):\n", d->out);
+		else
+			fputs("Attributes: none\n", d->out);
+	}
+	for (name = list; !rc && name && name < list + len; name += strlen(name) + 1) {
+		rc = sufs_getxattr(d->fs, ino, name, value, SUFS_XATTR_SIZE_MAX, &vlen, NULL);
+		if (!rc)
+			show_xattr(d, name, value, vlen);
+	}
+	if (d->json)
+		j_close(&d->j, ']');
+	if (rc) {
+		if (d->json)
+			j_str(&d->j, "xattrs_error", sufs_strerror(rc), strlen(sufs_strerror(rc)));
+		else
+			fprintf(d->out, "  (unreadable: %s)\n", sufs_strerror(rc));
+		read_error(d, "attributes of inode", ino, rc);
+	}
+	free(list);
+	free(value);
+}
+
 static void show_inode(struct dump *d, uint32_t ino)
 {
 	struct sufs_inode in;
@@ -1154,6 +1261,8 @@ static void show_inode(struct dump *d, uint32_t ino)
 		show_pointers(d, &in);
 		show_mapped(d, ino);
 	}
+	if (in.mode && (used || rc == 0)) /* a free inode has none to read */
+		show_xattrs(d, ino, &in);
 	if (d->json) {
 		j_u64(&d->j, "checksum", in.checksum);
 		j_u64(&d->j, "checksum_computed", rc == 0 ? in.checksum : inode_csum_computed(d, ino));

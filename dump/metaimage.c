@@ -43,7 +43,9 @@
  * them and also where the group descriptor says, should that differ; and,
  * for every inode that the inode bitmap says is in use, every block of a
  * directory or of a symlink whose target does not fit in the inode, and
- * the indirect blocks (sufs_block_iterate levels 1-3) of a regular file.
+ * the indirect blocks (sufs_block_iterate levels 1-3) of a regular file,
+ * and the attribute block of every inode that names one (its extended
+ * attributes: ACLs and labels are metadata too).
  * The data blocks of regular files are never saved.
  */
 #include "config.h"
@@ -366,6 +368,11 @@ static int mark_inodes(struct sufs_fs *fs, const char *name, struct blockset *se
 			errmsg("%s: inode %u: %s", shown(name), ino, sufs_strerror(rc));
 			return rc;
 		}
+		/* its attribute block: a pointer out of range is not followed,
+		 * nor one an image without the feature holds (reserved bytes) */
+		if (in.xattr_block && in.xattr_block < sb->blocks_count &&
+		    (sb->features_ro_compat & SUFS_FEATURE_RO_XATTR))
+			mark(set, in.xattr_block);
 		switch (in.mode & S_IFMT) {
 		case S_IFDIR:
 			w.min_level = 0;

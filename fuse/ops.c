@@ -549,4 +549,8 @@ const struct fuse_lowlevel_ops sufs_fuse_ops = {
 	.releasedir = op_releasedir,
 	.fsyncdir = op_fsyncdir,
 	.statfs = op_statfs,
+	.getxattr = op_getxattr,
+	.setxattr = op_setxattr,
+	.listxattr = op_listxattr,
+	.removexattr = op_removexattr,
 };

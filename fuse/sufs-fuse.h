@@ -136,5 +136,11 @@ void op_readdirplus(fuse_req_t req, fuse_ino_t node, size_t size, off_t off,
 		    struct fuse_file_info *fi);
 void op_releasedir(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi);
 void op_fsyncdir(fuse_req_t req, fuse_ino_t node, int datasync, struct fuse_file_info *fi);
+/* xattr.c: the extended attributes' operations */
+void op_getxattr(fuse_req_t req, fuse_ino_t node, const char *name, size_t size);
+void op_listxattr(fuse_req_t req, fuse_ino_t node, size_t size);
+void op_setxattr(fuse_req_t req, fuse_ino_t node, const char *name, const char *value,
+		 size_t size, int flags);
+void op_removexattr(fuse_req_t req, fuse_ino_t node, const char *name);
 
 #endif

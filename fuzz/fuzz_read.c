@@ -4,8 +4,9 @@
  *
  * The input is an image, opened read-only (checksums ignored, as sufs-dump
  * opens).  The directory tree is walked from the root: every entry is
- * looked up by name and by path, stat()ed, its blocks iterated, a regular
- * file read, a symlink read and followed.  The walk is bounded (depth,
+ * looked up by name and by path, stat()ed, its blocks iterated, its
+ * extended attributes listed and read, a regular file read, a symlink
+ * read and followed.  The walk is bounded (depth,
  * entries, bytes) so that a directory loop or a huge file ends.  Any
  * crash, sanitizer report or leak is a finding; errors are expected.
  */
@@ -39,6 +40,22 @@ static int count_block(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t
 	return ++*(unsigned *)arg > 4096; /* enough: stop the walk */
 }
 
+/* An inode's extended attributes: listed, each read (and with a buffer of
+ * one byte, to be refused). */
+static void visit_xattrs(struct walk *w, uint32_t ino)
+{
+	static char list[SUFS_XATTR_LIST_MAX];
+	static uint8_t value[SUFS_XATTR_SIZE_MAX];
+	size_t len = 0, vlen, off;
+
+	if (sufs_listxattr(w->fs, ino, list, sizeof(list), &len, NULL))
+		return;
+	for (off = 0; off < len; off += strlen(list + off) + 1) {
+		sufs_getxattr(w->fs, ino, list + off, value, sizeof(value), &vlen, NULL);
+		sufs_getxattr(w->fs, ino, list + off, value, 1, &vlen, NULL);
+	}
+}
+
 static void visit_file(struct walk *w, uint32_t ino)
 {
 	static uint8_t buf[MAX_READ];
@@ -50,6 +67,7 @@ static void visit_file(struct walk *w, uint32_t ino)
 
 	if (sufs_stat(w->fs, ino, &st))
 		return;
+	visit_xattrs(w, ino);
 	sufs_block_iterate(w->fs, ino, count_block, &blocks);
 	sufs_bmap(w->fs, ino, 0, &pblk);
 	sufs_bmap(w->fs, ino, st.size / sufs_get_super(w->fs)->block_size, &pblk);

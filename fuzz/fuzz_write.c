@@ -11,8 +11,9 @@
  * the first names in the root directory, and the first few in each
  * directory there, is written to, truncated, linked, renamed, removed, and
  * created under when it is a directory; new files are written through the
- * indirect blocks, with a symlink and a fifo beside them, and removed; then
- * sync and close.  The cache is small, so that write-back runs in the
+ * indirect blocks, with a symlink and a fifo beside them, and removed; each
+ * name's extended attributes are set (in the inode, then grown into a
+ * block), replaced, listed and removed; then sync and close.  The cache is small, so that write-back runs in the
  * middle.  The engine's invariants are asserted after every operation
  * (SUFS_DEBUG).  Any crash, sanitizer report, failed assertion or leak is a
  * finding; errors are expected.
@@ -69,6 +70,22 @@ static int verbose;
 			fprintf(stderr, "  %s: %s\n", #call, sufs_strerror(rc_)); \
 	} while (0)
 
+/* Extended attributes: one in the inode, one that grows the set into a
+ * block, a change in place, the list, a removal that shrinks it back. */
+static void work_xattrs(struct sufs_fs *fs, uint32_t ino)
+{
+	static uint8_t big[700];
+	char list[512];
+	size_t len;
+
+	memset(big, 'v', sizeof(big));
+	OP(sufs_setxattr(fs, ino, "user.fz", "1", 1, 0, NULL));
+	OP(sufs_setxattr(fs, ino, "user.fz-big", big, sizeof(big) / 2, 0, NULL));
+	OP(sufs_setxattr(fs, ino, "user.fz-big", big, sizeof(big), SUFS_XATTR_REPLACE, NULL));
+	OP(sufs_listxattr(fs, ino, list, sizeof(list), &len, NULL));
+	OP(sufs_removexattr(fs, ino, "user.fz-big", NULL));
+}
+
 /* What a name of dir (the root, or a directory in it) goes through. */
 static void work_on(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len,
 		    uint32_t ino, const struct sufs_cred *cred, unsigned depth)
@@ -86,6 +103,7 @@ static void work_on(struct sufs_fs *fs, uint32_t dir, const char *name, size_t l
 	if (sufs_stat(fs, ino, &st))
 		return;
 	OP(sufs_setattr(fs, ino, &sa));
+	work_xattrs(fs, ino);
 	switch (st.mode & 0170000) {
 	case 0100000:
 		OP(sufs_read(fs, ino, 0, buf, sizeof(buf), &done));

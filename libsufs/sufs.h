@@ -47,6 +47,7 @@ enum sufs_err {
 	SUFS_ESHORT,      /* the image is too small to hold a superblock */
 	SUFS_ENOTIMAGE,   /* neither a regular file nor a block device */
 	SUFS_EINUSE,      /* another program has the image open for writing */
+	SUFS_EROFEATURE,  /* the image uses a feature this library may only read */
 	SUFS_ELAST
 };
 
@@ -87,6 +88,18 @@ const char *sufs_strerror(int err);
 #define SUFS_FLAG_NEEDS_FSCK 0x1u /* a full check is required (set by fsck -b, errors) */
 #define SUFS_FLAG_INCOMPLETE 0x2u /* never on disk with the real magic: see sufs_mkfs() */
 
+/*
+ * Feature bits (man/sufs.5 says which tools need which).  An image with a
+ * bit of features_incompat this library does not know is refused; one with
+ * an unknown bit of features_ro_compat is opened read-only only
+ * (-SUFS_EROFEATURE for writing).
+ */
+#define SUFS_FEATURE_RO_XATTR   0x1u  /* extended attributes: inode bytes 216-251,
+                                         attribute blocks */
+#define SUFS_FEATURE_COMPAT_KNOWN    0u
+#define SUFS_FEATURE_INCOMPAT_KNOWN  0u
+#define SUFS_FEATURE_RO_COMPAT_KNOWN SUFS_FEATURE_RO_XATTR
+
 /* write modes, recorded in the superblock (the mode an image was last written in) */
 enum sufs_mode {
 	SUFS_MODE_SOFTDEP = 0,
@@ -109,6 +122,65 @@ enum sufs_ftype {
 	SUFS_FT_MAX
 };
 unsigned sufs_ftype_of_mode(uint32_t mode);
+
+/*
+ * Extended attributes (SUFS_FEATURE_RO_XATTR; man/sufs.5).  A file's
+ * attributes are all in one place: in its inode's SUFS_XATTR_INLINE bytes
+ * when they fit there, else in one attribute block of its own.  Both hold
+ * the same entries, sorted by namespace then name: a 4-byte header (u8
+ * namespace, u8 name length, u16 value length), the name without its
+ * prefix, the value, zeros up to a multiple of 4.
+ */
+#define SUFS_XATTR_INLINE    28u  /* attribute bytes in an inode */
+#define SUFS_XATTR_MAGIC     0x52544158u /* "XATR": an attribute block */
+#define SUFS_XATTR_BLOCK_HDR 16u  /* magic, reference count, 8 reserved bytes */
+#define SUFS_XATTR_ENTRY_HDR 4u
+#define SUFS_XATTR_NAME_MAX  255u   /* a whole name, its prefix included (Linux's) */
+#define SUFS_XATTR_SIZE_MAX  65536u /* a value (Linux's XATTR_SIZE_MAX) */
+#define SUFS_XATTR_LIST_MAX  65536u /* a list of names (XATTR_LIST_MAX) */
+
+/* the namespaces, as stored (the numbers ext4 uses) */
+enum sufs_xattr_ns {
+	SUFS_XATTR_USER = 1,         /* "user." */
+	SUFS_XATTR_ACL_ACCESS = 2,   /* "system.posix_acl_access" (the whole name) */
+	SUFS_XATTR_ACL_DEFAULT = 3,  /* "system.posix_acl_default" */
+	SUFS_XATTR_TRUSTED = 4,      /* "trusted." */
+	SUFS_XATTR_SECURITY = 6,     /* "security." */
+};
+/* The prefix of a namespace ("user.", or the whole name of an ACL), or NULL. */
+const char *sufs_xattr_prefix(unsigned ns);
+
+/* One entry as stored: name is the part after the prefix (empty for an
+ * ACL), neither it nor the value NUL-terminated. */
+struct sufs_xattr {
+	unsigned ns;
+	uint32_t name_len;
+	const char *name;
+	uint32_t value_len;
+	const uint8_t *value;
+};
+/*
+ * Check an attribute area: an inode's SUFS_XATTR_INLINE bytes, or an
+ * attribute block's bytes from SUFS_XATTR_BLOCK_HDR to its checksum (the
+ * last 4 bytes).  Every entry within the area, of a known namespace, with
+ * a name of the right length holding no NUL, its padding zero, in order
+ * and no two alike, an ACL's value a valid ACL; after the last, zeros.
+ * 0, or -SUFS_ECORRUPT with *why (if not NULL) and *bad (if not NULL) the
+ * offset of the first bad entry.
+ */
+int sufs_xattr_check(const void *area, size_t len, const char **why, size_t *bad);
+/* Call fn for each entry of an area that passed sufs_xattr_check(), in
+ * order; fn's nonzero stops the walk and is returned. */
+typedef int (*sufs_xattr_fn)(void *arg, const struct sufs_xattr *x);
+int sufs_xattr_walk(const void *area, size_t len, sufs_xattr_fn fn, void *arg);
+/* An attribute block's checksum: CRC-32 of the block number (u64) then
+ * bytes 0 to block_size-5; seal writes it at block_size-4. */
+uint32_t sufs_xattr_csum(const void *raw, uint32_t block_size, uint64_t blk);
+void sufs_xattr_seal(void *raw, uint32_t block_size, uint64_t blk);
+/* Is value (len bytes) a POSIX ACL in Linux's xattr form (version 2;
+ * entries of tag, permissions, id, sorted, as acl(5) requires)?  0, or
+ * -EINVAL with *why (if not NULL). */
+int sufs_acl_check(const void *value, size_t len, const char **why);
 
 /* inode flags */
 #define SUFS_IFLAG_SNAPSHOT 0x1u  /* a snapshot file (the superblock's slots decide) */
@@ -187,6 +259,8 @@ struct sufs_inode {
 	uint32_t rdev_major;
 	uint32_t rdev_minor;
 	uint64_t block[SUFS_NBLOCKS]; /* or the fast symlink's target */
+	uint64_t xattr_block;      /* its attribute block, or 0 (SUFS_FEATURE_RO_XATTR) */
+	uint8_t xattr[SUFS_XATTR_INLINE]; /* the attributes it holds itself */
 	uint32_t checksum;
 };
 
@@ -369,6 +443,8 @@ struct sufs_mkfs_opts {
 	                              the clock is fixed */
 	uint32_t root_uid, root_gid;
 	uint16_t root_mode;        /* 0: 0755 */
+	int no_xattr;              /* leave SUFS_FEATURE_RO_XATTR clear (it is set
+	                              by default) */
 	int fixed_time;            /* use time_sec/time_nsec for every timestamp */
 	int64_t time_sec;
 	uint32_t time_nsec;
@@ -509,6 +585,49 @@ struct sufs_setattr {
 };
 int sufs_setattr(struct sufs_fs *fs, uint32_t ino, const struct sufs_setattr *sa);
 
+/*
+ * Extended attributes, as Linux's getxattr(2), setxattr(2), listxattr(2)
+ * and removexattr(2) on the file itself (symbolic links are not
+ * followed: name one's target).  A name is "user.NAME", "trusted.NAME",
+ * "security.NAME", "system.posix_acl_access" or "system.posix_acl_default"
+ * (a NUL-terminated string): -EOPNOTSUPP for any other namespace, and on
+ * an image without SUFS_FEATURE_RO_XATTR; -ERANGE for a name that is
+ * empty or longer than SUFS_XATTR_NAME_MAX; -EINVAL for a prefix with
+ * nothing after it.  cred is the caller, privileged when NULL or uid 0:
+ * trusted. needs it (-EPERM to change, -ENODATA to read, and left out of
+ * lists, as Linux answers without CAP_SYS_ADMIN), and so does changing
+ * an ACL, or a user. attribute of a sticky directory, of a file the
+ * caller does not own (-EPERM).  user. attributes belong to regular files
+ * and directories only (-EPERM to change, -ENODATA to read on others).
+ * Permission bits are not checked: sufs-fuse leaves that to the kernel.
+ *
+ * ACLs are checked (-EINVAL for a malformed one) and keep the mode in
+ * step: setting system.posix_acl_access sets the permission bits from it,
+ * and an ACL the bits say all of is stored as the bits alone; a default
+ * ACL is for directories (-EACCES); sufs_setattr() with SUFS_SET_MODE
+ * changes the access ACL's owner, mask (or group) and other entries.
+ */
+#define SUFS_XATTR_CREATE  0x1  /* -EEXIST if it exists (XATTR_CREATE) */
+#define SUFS_XATTR_REPLACE 0x2  /* -ENODATA if it does not (XATTR_REPLACE) */
+/* The value of name into value (size bytes): its length in *len.  With
+ * size 0 only *len is set; -ERANGE when size is less than the length,
+ * -ENODATA when the file has no such attribute. */
+int sufs_getxattr(struct sufs_fs *fs, uint32_t ino, const char *name, void *value,
+		  size_t size, size_t *len, const struct sufs_cred *cred);
+/* Set name to the size bytes of value (a value of 0 bytes is one):
+ * -E2BIG past SUFS_XATTR_SIZE_MAX, -ENOSPC when the file's attributes
+ * would not fit in a block, or no block is free. */
+int sufs_setxattr(struct sufs_fs *fs, uint32_t ino, const char *name, const void *value,
+		  size_t size, int flags, const struct sufs_cred *cred);
+/* The names, each with its prefix and a NUL, into list (size bytes), as
+ * getxattr's sizes: *len, -ERANGE; -E2BIG when even SUFS_XATTR_LIST_MAX
+ * bytes or more are too few. */
+int sufs_listxattr(struct sufs_fs *fs, uint32_t ino, char *list, size_t size, size_t *len,
+		   const struct sufs_cred *cred);
+/* Remove name: -ENODATA when there is none. */
+int sufs_removexattr(struct sufs_fs *fs, uint32_t ino, const char *name,
+		     const struct sufs_cred *cred);
+
 /* Bound the buffer cache (default 64 MiB; at least 64 blocks).  Dirty blocks
  * are written back once half of it is dirty. */
 void sufs_set_cache_size(struct sufs_fs *fs, size_t bytes);
@@ -609,7 +728,8 @@ struct sufs_dep {
 	                              "mkdir", "dirrem", "freeblks", "freefile";
 	                              "data" for file contents; "copyonwrite": a
 	                              block's old contents, kept until a snapshot's
-	                              copy of them is on disk */
+	                              copy of them is on disk; "extattr": extended
+	                              attributes, in an inode or a block */
 	uint32_t off, len;         /* the bytes of the block it changes */
 	unsigned state;            /* enum sufs_dep_state */
 	uint32_t undo_bytes;       /* old bytes kept to undo it (0: never undone, or
@@ -625,7 +745,7 @@ struct sufs_dep {
 struct sufs_dep_block {
 	uint64_t blk;
 	const char *type;          /* "inode table", "directory", "bitmap",
-	                              "indirect", "data" or "raw" */
+	                              "indirect", "attribute", "data" or "raw" */
 	int plain;                 /* it also has changes outside the ordering
 	                              (timestamps, summary counts) */
 	size_t ndeps;
@@ -760,9 +880,15 @@ enum sufs_problem_code {
 	SUFS_PR_FILE_SIZE_PAST_MAX = 0x010f,
 	SUFS_PR_PAST_SIZE_FREE     = 0x0110,
 	SUFS_PR_PAST_SIZE_CLAIMED  = 0x0111,
+	SUFS_PR_XATTR_INLINE       = 0x0112,
+	SUFS_PR_XATTR_BAD_BLOCK    = 0x0113,
+	SUFS_PR_XATTR_BLOCK_CORRUPT = 0x0114,
+	SUFS_PR_XATTR_CSUM         = 0x0115,
+	SUFS_PR_XATTR_REFCOUNT     = 0x0116,
 	/* pass 1b: blocks claimed twice */
 	SUFS_PR_DUP_BLOCK          = 0x0151,
 	SUFS_PR_DUP_CLEAR          = 0x0152,
+	SUFS_PR_XATTR_DUP          = 0x0153,
 	/* pass 2: directories */
 	SUFS_PR_DIR_HOLE           = 0x0201,
 	SUFS_PR_DIR_BLOCK_CORRUPT  = 0x0202,

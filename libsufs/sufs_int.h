@@ -107,6 +107,7 @@ enum buf_type {
 	BUF_ITABLE,  /* inode table: inode checksums */
 	BUF_DIR,     /* directory block: tail checksum */
 	BUF_IND,     /* indirect block */
+	BUF_XATTR,   /* attribute block: its checksum */
 };
 
 /* Objects of one size, cut from chunks and kept for reuse (pool.c): the
@@ -143,9 +144,11 @@ struct buf {
 	uint32_t refs;
 	uint8_t type;
 	uint8_t dirty;
-	uint8_t csum_bad;               /* BUF_DIR: its checksum failed when it was read */
-	uint8_t dir_bad;                /* BUF_DIR: its entries are malformed (dir_block_check) */
-	uint8_t csum_known;             /* BUF_DIR: csum_bad is of the bytes it holds now */
+	uint8_t csum_bad;               /* BUF_DIR, BUF_XATTR: its checksum (and for an
+	                                   attribute block its magic) failed when read */
+	uint8_t dir_bad;                /* BUF_DIR, BUF_XATTR: its entries are malformed
+	                                   (dir_block_check, sufs_xattr_check) */
+	uint8_t csum_known;             /* csum_bad is of the bytes it holds now */
 	uint8_t recheck;                /* used in another role since checked (get()) */
 	uint8_t plain;                  /* changed outside any update (summaries, times) */
 	uint8_t inodes_ok;              /* BUF_ITABLE: enum inodes_ok (inode.c) */
@@ -259,6 +262,7 @@ void buf_touch(struct sufs_fs *fs, struct buf *b);
 void cache_before_change(struct sufs_fs *fs, struct buf *b);
 void cache_mark_dirty(struct sufs_fs *fs, struct buf *b);
 void cache_seal(struct sufs_fs *fs, struct buf *b, uint8_t *image);
+const char *buf_type_name(unsigned type);   /* "inode table", ... (enum buf_type) */
 struct buf *cache_lookup(struct sufs_fs *fs, uint64_t blk);
 void cache_drop(struct sufs_fs *fs, uint64_t blk);
 /* b is dirty no more (written, its block freed, or dropped): off the
@@ -325,6 +329,20 @@ int bmap_get(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk, uin
 int bmap_room(struct sufs_fs *fs, const struct sufs_inode *in, uint64_t lblk, unsigned more);
 uint64_t inode_goal(struct sufs_fs *fs, uint32_t ino);
 int inode_has_blocks(const struct sufs_inode *in);
+
+/* ---- meta/xattr.c: an inode's attributes as one sorted area of entries,
+ * xattr_area_max() bytes (a block's worth), zeros after them ---- */
+size_t xattr_area_max(const struct sufs_fs *fs);
+size_t xattr_area_used(const uint8_t *area, size_t max);
+int xattr_load(struct sufs_fs *fs, const struct sufs_inode *in, uint8_t *area);
+int xattr_find(const uint8_t *area, size_t max, unsigned ns, const char *name, size_t len,
+	       size_t *off);
+void xattr_remove_at(uint8_t *area, size_t max, size_t off);
+int xattr_put(uint8_t *area, size_t max, unsigned ns, const char *name, size_t len,
+	      const void *value, size_t vlen);
+int xattr_block_write(struct sufs_fs *fs, uint64_t blk, const uint8_t *area, upd_id *id);
+int xattr_block_new(struct sufs_fs *fs, uint64_t goal, const uint8_t *area, uint64_t *blk,
+		    struct waits *w);
 
 /* ---- meta/dir.c ---- */
 int dir_lookup(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,

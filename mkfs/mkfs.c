@@ -81,6 +81,7 @@ static void usage(FILE *f)
 		"  -L LABEL             volume label, at most 63 bytes\n"
 		"  -U UUID              UUID as 8-4-4-4-12 hex digits, or \"random\"\n"
 		"  -d DIR               copy the directory tree DIR into the new file system\n"
+		"  -O [^]xattr          extended attributes and ACLs (default: on; ^xattr: off)\n"
 		"  -E root_owner[=UID:GID]\n"
 		"                       owner of the root directory: UID:GID, or the caller\n"
 		"                       (default: the owner of DIR with -d, else the caller)\n"
@@ -154,6 +155,29 @@ static uint64_t parse_fs_size(const char *arg, uint32_t block_size)
 	return v;
 }
 
+/* -O: comma-separated features, each "NAME" to set it or "^NAME" to
+ * leave it clear. */
+static void parse_features(struct args *a, const char *arg)
+{
+	char *copy = strdup(arg), *opt, *save = NULL;
+
+	if (!copy) {
+		errmsg("%s", strerror(ENOMEM));
+		exit(EXIT_USAGE);
+	}
+	for (opt = strtok_r(copy, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
+		int off = opt[0] == '^';
+		if (strcmp(opt + off, "xattr") == 0) {
+			a->mo.no_xattr = off;
+		} else {
+			errmsg("unknown feature '%s' (known: xattr, ^xattr)", shown(opt));
+			free(copy);
+			usage_error();
+		}
+	}
+	free(copy);
+}
+
 /* -E: comma-separated extended options. */
 static void parse_extended(struct args *a, const char *arg)
 {
@@ -216,7 +240,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 	memset(a, 0, sizeof(*a));
 	a->mo.root_uid = (uint32_t)getuid();
 	a->mo.root_gid = (uint32_t)getgid();
-	while ((c = getopt_long(argc, argv, "b:i:N:g:L:U:d:E:nfFqV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:i:N:g:L:U:d:E:O:nfFqV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			a->mo.block_size = opt_size(optarg, SUFS_MIN_BLOCK_SIZE, SUFS_MAX_BLOCK_SIZE,
@@ -254,6 +278,9 @@ static void parse_args(int argc, char **argv, struct args *a)
 			break;
 		case 'E':
 			parse_extended(a, optarg);
+			break;
+		case 'O':
+			parse_features(a, optarg);
 			break;
 		case 'n':
 			a->dry_run = 1;
@@ -646,7 +673,7 @@ static void check_fits(const struct args *a, struct populate_opts *po,
 		exit(EXIT_SOURCE);
 	}
 	if (!fits(&need, layout)) {
-		errmsg("%s does not fit on %s: its directories and long symlinks alone need "
+		errmsg("%s does not fit on %s: its directories, long symlinks and attribute blocks alone need "
 		       "%llu blocks, the file system has %llu", shown(a->srcdir), shown(a->image),
 		       (unsigned long long)need.min_blocks,
 		       (unsigned long long)(layout->free_blocks - 1));

@@ -20,6 +20,12 @@
  *      depend on how sparse the source file system kept a file.  SEEK_DATA
  *      and SEEK_HOLE only save reading the source's holes.
  *
+ * Extended attributes and ACLs are copied with each file (xattrs_copy()),
+ * read through /proc/self/fd/DIR/NAME, so that a symbolic link's own are
+ * read too, and no long path is looked up; where /proc is missing, through
+ * the path.  Those the source will not give us (trusted. when we are not
+ * root) are not seen.
+ *
  * Source files are opened with O_NOATIME where we may, so that copying a
  * tree does not change the access times a second copy would record.  That
  * cannot be had for a symbolic link (readlink always touches its access
@@ -70,7 +76,9 @@ struct pop {
 	struct link_map links;
 	struct progress progress;
 	uint64_t entries;           /* entries done, for the progress bar */
-	int xattrs_told;            /* the warning that attributes stay behind is given */
+	int xattr;                  /* the image has SUFS_FEATURE_RO_XATTR */
+	int proc;                   /* /proc/self/fd is there */
+	int xattr_warned;           /* said that it has not, and a file has some */
 };
 
 /* ---- messages ------------------------------------------------------------ */
@@ -109,28 +117,6 @@ static int fail(struct pop *p, const char *what, int rc)
 static int fail_errno(struct pop *p, const char *what)
 {
 	return fail(p, what, errno ? -errno : -EIO);
-}
-
-/*
- * Extended attributes are not copied (sufs stores none yet): say so once,
- * at the first entry that has any, so that nobody takes the copy for
- * whole.  The entry is named through its directory's descriptor
- * (/proc/self/fd/N/NAME; llistxattr() does not follow a symlink at the
- * end); without /proc nothing is said.  dfd < 0: name is the path itself.
- */
-static void tell_xattrs(struct pop *p, int dfd, const char *name)
-{
-	char path[64 + 256];
-
-	if (p->xattrs_told)
-		return;
-	if (dfd >= 0)
-		snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dfd, name);
-	if (llistxattr(dfd >= 0 ? path : name, NULL, 0) <= 0)
-		return;
-	warnmsg("%s: extended attributes are not copied, nor any other file's (sufs does "
-		"not store them yet)", path_shown(p));
-	p->xattrs_told = 1;
 }
 
 /* ---- the path, for messages ------------------------------------------------ */
@@ -368,6 +354,78 @@ static void note_too_long(struct counting *k, const char *name, uint64_t size)
 	count_path(k, dir, NULL);
 }
 
+/* ---- extended attributes of the source ----------------------------------------- */
+
+/* A name to reach entry NAME of directory DFD by, for the l*xattr() calls
+ * (which take paths): /proc/self/fd/DFD/NAME. */
+static void xattr_source(char *out, size_t size, int dfd, const char *name)
+{
+	snprintf(out, size, "/proc/self/fd/%d/%s", dfd, name);
+}
+
+/* The source's attributes: through the path src (its last component not
+ * followed), or when src is NULL through the descriptor fd. */
+static ssize_t src_list(const char *src, int fd, char *list, size_t size)
+{
+	return src ? llistxattr(src, list, size) : flistxattr(fd, list, size);
+}
+
+static ssize_t src_get(const char *src, int fd, const char *name, void *value, size_t size)
+{
+	return src ? lgetxattr(src, name, value, size) : fgetxattr(fd, name, value, size);
+}
+
+/* The names of the source's attributes (malloc()ed, *len bytes, NUL after
+ * each), or NULL with *len 0 when it has none or will not say. */
+static char *xattr_names(const char *src, int fd, ssize_t *len)
+{
+	char *list = NULL, *p;
+	ssize_t n;
+	int tries;
+
+	for (tries = 0; tries < 8; tries++) {
+		n = src_list(src, fd, NULL, 0);
+		if (n <= 0)
+			break;
+		p = realloc(list, (size_t)n);
+		if (!p)
+			break;
+		list = p;
+		n = src_list(src, fd, list, (size_t)n);
+		if (n >= 0 || errno != ERANGE)
+			break; /* ERANGE: it grew since: again */
+	}
+	if (n <= 0) {
+		free(list);
+		list = NULL;
+	}
+	*len = n > 0 ? n : 0;
+	return list;
+}
+
+/* The bytes the source's attributes would take in a sufs area (the
+ * entries, as sufs.h lays them out): 0 when it has none. */
+static size_t xattr_bytes(const char *src)
+{
+	static const char *const prefixes[] = { "user.", "trusted.", "security." };
+	ssize_t len, v;
+	size_t total = 0, i, plen;
+	char *list = xattr_names(src, -1, &len), *name;
+
+	for (name = list; name && name < list + len; name += strlen(name) + 1) {
+		v = lgetxattr(src, name, NULL, 0);
+		if (v < 0)
+			continue;
+		plen = strlen(name); /* an ACL's whole name is its namespace */
+		for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+			if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+				plen = strlen(prefixes[i]);
+		total += (4 + strlen(name) - plen + (size_t)v + 3) & ~(size_t)3;
+	}
+	free(list);
+	return total;
+}
+
 /* The file type of a directory entry as stat() gives it, from d_type
  * where the file system fills it in. */
 static mode_t dtype_mode(unsigned char t)
@@ -415,6 +473,16 @@ static void count_tree(struct counting *k, int fd)
 		if (is_dot(de->d_name))
 			continue;
 		k->need->entries++;
+		{
+			/* an entry whose attributes do not fit in its inode takes a
+			 * block (a second name of a file counts it twice: at most);
+			 * without exact, any with attributes counts one */
+			char src[64 + SUFS_NAME_MAX];
+			xattr_source(src, sizeof(src), dirfd(d), de->d_name);
+			if (k->exact ? xattr_bytes(src) > SUFS_XATTR_INLINE
+				     : llistxattr(src, NULL, 0) > 0)
+				k->need->min_blocks++;
+		}
 		st.st_mode = k->exact ? 0 : dtype_mode(de->d_type);
 		/* a symlink's target decides whether it can be copied at all */
 		if (st.st_mode == S_IFLNK)
@@ -635,6 +703,56 @@ static void source_times(const struct populate_opts *o, const struct stat *st,
 	source_time(o, &st->st_mtim, &sa->mtime, &sa->mtime_ns);
 }
 
+/*
+ * Give ino the extended attributes of the source entry NAME of directory
+ * DFD (NAME "": DFD itself, read through it), ACLs included.  The copy is made with every
+ * privilege (the image is ours), so trusted. and security. attributes go
+ * as they come.  0, or the error after a message.
+ */
+static int xattrs_copy(struct pop *p, int dfd, const char *name, uint32_t ino)
+{
+	char src[64 + SUFS_NAME_MAX], *list, *n;
+	ssize_t len, v;
+	int rc = 0;
+
+	const char *from = src;
+
+	if (!*name)
+		from = NULL; /* the directory itself: through its descriptor */
+	else if (p->proc)
+		xattr_source(src, sizeof(src), dfd, name);
+	else
+		from = p->path; /* no /proc: by the path, however long */
+	list = xattr_names(from, dfd, &len);
+	if (list && !p->xattr) {
+		if (!p->xattr_warned)
+			warnmsg("%s: extended attributes not copied: the file system has none "
+				"(-O ^xattr)", path_shown(p));
+		p->xattr_warned = 1;
+		free(list);
+		return 0;
+	}
+	for (n = list; !rc && n && n < list + len; n += strlen(n) + 1) {
+		v = src_get(from, dfd, n, p->buf, SUFS_XATTR_SIZE_MAX);
+		if (v < 0 && (errno == ENODATA || errno == EOPNOTSUPP))
+			continue; /* gone since it was listed */
+		if (v < 0) {
+			rc = fail_errno(p, "cannot read extended attribute");
+			break;
+		}
+		rc = sufs_setxattr(p->fs, ino, n, p->buf, (size_t)v, 0, NULL);
+		if (rc == -EOPNOTSUPP) {
+			warnmsg("%s: skipping extended attribute %s: not a namespace sufs keeps",
+				path_shown(p), shown(n));
+			rc = 0;
+		} else if (rc) {
+			rc = fail(p, "cannot set extended attribute", rc);
+		}
+	}
+	free(list);
+	return rc;
+}
+
 /* Give ino the source's times (and its size, which a trailing hole leaves
  * short of st_size).  The ctime is the file system's clock. */
 static int set_times(struct pop *p, uint32_t ino, const struct stat *st, int set_size)
@@ -676,6 +794,9 @@ static int copy_file(struct pop *p, int dfd, const char *name, const struct stat
 	rc = sufs_stat(p->fs, *ino, &sst);
 	if (rc)
 		return fail(p, "cannot stat the copy", rc);
+	rc = xattrs_copy(p, dfd, name, *ino);
+	if (rc)
+		return rc;
 	p->stats->files++;
 	return set_times(p, *ino, st, sst.size < (uint64_t)st->st_size);
 }
@@ -711,11 +832,14 @@ static int copy_symlink(struct pop *p, int dfd, const char *name, const struct s
 	free(target);
 	if (rc)
 		return fail(p, "cannot create symlink", rc);
+	rc = xattrs_copy(p, dfd, name, *ino);
+	if (rc)
+		return rc;
 	p->stats->symlinks++;
 	return set_times(p, *ino, st, 0);
 }
 
-static int copy_special(struct pop *p, const char *name, const struct stat *st,
+static int copy_special(struct pop *p, int dfd, const char *name, const struct stat *st,
 			uint32_t dir, uint32_t *ino)
 {
 	struct sufs_cred cred = { st->st_uid, st->st_gid };
@@ -725,6 +849,9 @@ static int copy_special(struct pop *p, const char *name, const struct stat *st,
 			major(st->st_rdev), minor(st->st_rdev), &cred, ino);
 	if (rc)
 		return fail(p, "cannot create", rc);
+	rc = xattrs_copy(p, dfd, name, *ino);
+	if (rc)
+		return rc;
 	p->stats->specials++;
 	return set_times(p, *ino, st, 0);
 }
@@ -792,6 +919,11 @@ static int copy_subdir(struct pop *p, int dfd, const char *name, const struct st
 		close(fd);
 		return fail(p, "cannot create directory", rc);
 	}
+	rc = xattrs_copy(p, fd, "", ino);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
 	p->stats->dirs++;
 	sub->st = *st;
 	return level_start(p, sub, fd, ino);
@@ -813,7 +945,6 @@ static int copy_entry(struct pop *p, int dfd, const char *name, uint32_t dir,
 		p->stats->skipped++;
 		return 0;
 	}
-	tell_xattrs(p, dfd, name);
 	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1) {
 		uint32_t first = link_find(&p->links, st.st_dev, st.st_ino);
 		if (first) {
@@ -836,7 +967,7 @@ static int copy_entry(struct pop *p, int dfd, const char *name, uint32_t dir,
 	case S_IFCHR:
 	case S_IFBLK:
 	case S_IFIFO:
-		rc = copy_special(p, name, &st, dir, &ino);
+		rc = copy_special(p, dfd, name, &st, dir, &ino);
 		break;
 	case S_IFSOCK:
 		warnmsg("%s: skipping socket", path_shown(p));
@@ -929,6 +1060,8 @@ int populate(struct sufs_fs *fs, const char *srcdir, const struct populate_opts 
 	p.opts = opts;
 	p.stats = stats;
 	p.bsize = sufs_get_super(fs)->block_size;
+	p.xattr = (sufs_get_super(fs)->features_ro_compat & SUFS_FEATURE_RO_XATTR) != 0;
+	p.proc = access("/proc/self/fd", F_OK) == 0;
 	p.path_len = strlen(srcdir);
 	p.path_cap = p.path_len + 256;
 	p.path = malloc(p.path_cap);
@@ -946,9 +1079,11 @@ int populate(struct sufs_fs *fs, const char *srcdir, const struct populate_opts 
 		rc = fail_errno(&p, "cannot open directory");
 		goto out;
 	}
+	rc = xattrs_copy(&p, fd, "", SUFS_ROOT_INO);
+	if (rc)
+		goto out;
 	if (opts->progress)
 		progress_start(&p.progress, "Copying files", opts->entries);
-	tell_xattrs(&p, -1, srcdir);
 	rc = copy_tree(&p, fd);
 	fd = -1;
 	progress_end(&p.progress);

@@ -26,9 +26,11 @@ struct populate_opts {
 struct populate_need {
 	uint64_t entries;       /* names below the top, skipped ones included */
 	uint64_t inodes;        /* exact: each file once however many names it has */
-	uint64_t min_blocks;    /* at least: a block per directory and per long
-				 * symlink; files' data is not read, and blocks
-				 * of zeros would be holes */
+	uint64_t min_blocks;    /* at least: a block per directory, per long
+				 * symlink and per file whose extended
+				 * attributes do not fit in its inode; files'
+				 * data is not read, and blocks of zeros would
+				 * be holes */
 	char *too_long;         /* the first symlink met whose target is longer
 				 * than opts->symlink_max (malloc()ed), or NULL */
 	uint64_t too_long_size; /* and its target's length */
@@ -63,10 +65,11 @@ int populate(struct sufs_fs *fs, const char *srcdir, const struct populate_opts 
  * does (the file opts->skip_* names, sockets and unknown types left out).
  * Without exact, the entries' types only, with no stat of each: the
  * inodes and blocks are then at most what exact would count (each name a
- * file of its own), and entries the same; symlinks are always looked at,
- * for a target too long to be copied at all (need->too_long, which the
- * caller frees).  An entry that cannot be read only makes the counts
- * short.  0, or -ENOMEM (the counts are then short too).
+ * file of its own, each entry with extended attributes one that takes a
+ * block), and entries the same; symlinks are always looked at, for a
+ * target too long to be copied at all (need->too_long, which the caller
+ * frees).  An entry that cannot be read only makes the counts short.  0,
+ * or -ENOMEM (the counts are then short too).
  */
 int populate_count(const char *srcdir, const struct populate_opts *opts, int exact,
 		   struct populate_need *need);

@@ -30,8 +30,9 @@
  * The oracle.  fsync(P) returns once P's data, inode and names are on
  * disk; sync once everything is.  At that moment it records, for P (fsync)
  * or for every path of the tree (sync): the type, mode, size, link count
- * and a hash of the bytes (a symlink's target), the inodes along the path,
- * and for a directory (sync) the hash of its list of names.  A record holds
+ * and a hash of the bytes (a symlink's target) and of the extended
+ * attributes, the inodes along the path, and for a directory (sync) the
+ * hash of its list of names and of its attributes.  A record holds
  * in every state that contains all epochs up to that barrier, and no write
  * made after an operation began that acted on one of its inodes (for a
  * list of names: on a name in that directory).
@@ -235,14 +236,43 @@ static uint64_t fnv(uint64_t h, const void *p, size_t len)
 	return h;
 }
 
-/* What a file holds: its bytes, a symlink's target, nothing for others. */
+/* Mix an inode's extended attributes into *h: each name and value, in
+ * the order the library lists them (the order they are kept in). */
+static int xattr_hash(struct sufs_fs *fs, uint32_t ino, uint64_t *h)
+{
+	char *list = NULL, *name;
+	uint8_t *value = NULL;
+	size_t len = 0, vlen;
+	int rc = sufs_listxattr(fs, ino, NULL, 0, &len, NULL);
+
+	if (rc || !len)
+		return rc;
+	if (!(list = malloc(len)) || !(value = malloc(SUFS_XATTR_SIZE_MAX)))
+		rc = -ENOMEM;
+	if (!rc)
+		rc = sufs_listxattr(fs, ino, list, len, &len, NULL);
+	for (name = list; !rc && name < list + len; name += strlen(name) + 1) {
+		rc = sufs_getxattr(fs, ino, name, value, SUFS_XATTR_SIZE_MAX, &vlen, NULL);
+		*h = fnv(*h, name, strlen(name) + 1);
+		*h = fnv(*h, &vlen, sizeof(vlen));
+		*h = fnv(*h, value, rc ? 0 : vlen);
+	}
+	free(list);
+	free(value);
+	return rc;
+}
+
+/* What a file holds: its bytes, a symlink's target, nothing for others;
+ * and its extended attributes. */
 static int content_hash(struct sufs_fs *fs, struct oracle *o, const struct sufs_stat *st,
 			uint64_t *out)
 {
 	uint64_t h = FNV_START, off;
 	size_t done;
-	int rc;
+	int rc = xattr_hash(fs, st->ino, &h);
 
+	if (rc)
+		return rc;
 	if (S_ISLNK(st->mode)) {
 		char target[4097];
 		rc = sufs_readlink(fs, st->ino, target, sizeof(target), &done);
@@ -301,7 +331,10 @@ static int names_hash(struct sufs_fs *fs, uint32_t dir, uint64_t *out)
 	struct names s = { .root = dir == sufs_get_super(fs)->root_ino };
 	uint64_t h = FNV_START;
 	size_t i;
-	int rc = sufs_readdir(fs, dir, names_fn, &s);
+	int rc = xattr_hash(fs, dir, &h);
+
+	if (!rc)
+		rc = sufs_readdir(fs, dir, names_fn, &s);
 
 	if (!rc) {
 		if (s.n)

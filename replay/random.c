@@ -18,6 +18,11 @@
  * charged a whole block while it exists, for the directory that holds it:
  * far more than an entry takes, which covers the blocks a directory keeps
  * after its entries go (directories do not shrink).
+ *
+ * Extended attributes: files and directories get user.a to user.d (the
+ * model keeps each one's length), small enough to stay in the inode, or
+ * large enough to grow into a block and shrink back out of it; a file
+ * whose attributes are in a block is charged that block.
  */
 #include "config.h"
 
@@ -37,8 +42,12 @@
 
 enum ntype { N_REG, N_DIR, N_LNK, N_CHR, N_BLK, N_FIFO, N_SOCK };
 
+#define XATTRS 4                /* user.a .. user.d */
+
 struct node {                   /* an inode */
 	enum ntype type;
+	uint8_t xset;           /* bit k: user.<'a' + k> is set, xlen[k] bytes long */
+	uint16_t xlen[XATTRS];
 	uint32_t links;         /* names that reach it (directories: 1) */
 	uint32_t ino;           /* found in the starting tree, else 0 */
 	uint64_t size;          /* regular files */
@@ -58,6 +67,7 @@ struct random_gen {
 	size_t nnames, names_cap;
 	size_t *pick;           /* scratch: candidates for a choice */
 	uint32_t bsize;
+	int xattr;              /* the image has extended attributes */
 	int64_t blocks_left, inodes_left;     /* the budget */
 	int64_t blocks_freed, inodes_freed;   /* back at the next sync */
 	unsigned counter;       /* for fresh names */
@@ -222,6 +232,7 @@ static void node_free(struct random_gen *g, size_t node)
 	g->blocks_freed += (int64_t)n->charged;
 	g->inodes_freed++;
 	n->charged = 0;
+	n->xset = 0;
 }
 
 /* One name of node fewer; the node goes with its last. */
@@ -823,6 +834,205 @@ static int gen_sync(struct random_gen *g)
 	return 1;
 }
 
+/* ---- extended attributes ------------------------------------------------------------- */
+
+/* The bytes a node's attributes take, as they are stored (man/sufs.5):
+ * in the inode when at most SUFS_XATTR_INLINE, else in a block. */
+static size_t xattr_bytes(const struct node *n)
+{
+	size_t total = 0;
+	unsigned k;
+
+	for (k = 0; k < XATTRS; k++)
+		if (n->xset & (1u << k))
+			total += (SUFS_XATTR_ENTRY_HDR + 1 + n->xlen[k] + 3u) & ~3u;
+	return total;
+}
+
+static int is_xattr_owner(struct random_gen *g, size_t i)
+{
+	return g->xattr && (node_of(g, i)->type == N_REG || node_of(g, i)->type == N_DIR);
+}
+
+static int has_xattr(struct random_gen *g, size_t i)
+{
+	return is_xattr_owner(g, i) && node_of(g, i)->xset;
+}
+
+/* A value of len bytes the script takes as it is: letters and digits,
+ * a letter first (a word that starts with 0x would be hex). */
+static void value_word(struct random_gen *g, size_t len)
+{
+	static const char chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	size_t i;
+
+	fputc(' ', g->out);
+	if (!len)
+		fputs("\"\"", g->out);
+	for (i = 0; i < len; i++)
+		fputc(chars[below(g, i ? sizeof(chars) - 1 : 26)], g->out);
+}
+
+/*
+ * A node's attributes change (set k to len bytes, or, len < 0, remove
+ * it): the block it may gain is spent (0 when there is none to spend, or
+ * when they would not fit in a block); one it gives up comes back at the
+ * next sync.
+ */
+static int xattr_change(struct random_gen *g, struct node *n, unsigned k, long len)
+{
+	int before = xattr_bytes(n) > SUFS_XATTR_INLINE, after;
+	struct node m = *n;
+
+	if (len < 0) {
+		m.xset &= (uint8_t)~(1u << k);
+	} else {
+		m.xset |= (uint8_t)(1u << k);
+		m.xlen[k] = (uint16_t)len;
+	}
+	if (xattr_bytes(&m) > g->bsize - SUFS_XATTR_BLOCK_HDR - 4)
+		return 0;
+	after = xattr_bytes(&m) > SUFS_XATTR_INLINE;
+	if (after && !before && !spend(g, 1, 0))
+		return 0;
+	if (before && !after)
+		g->blocks_freed++;
+	n->charged += (uint64_t)(after - before); /* freed with the node */
+	n->xset = m.xset;
+	memcpy(n->xlen, m.xlen, sizeof(n->xlen));
+	return 1;
+}
+
+/* setxattr: a short value (in the inode), or one that takes a block, or
+ * (rarely) half a block; now and then with create (a new one) or replace
+ * (one that is there), which then succeeds. */
+static int gen_setxattr(struct random_gen *g)
+{
+	size_t i = pick_name(g, is_xattr_owner);
+	unsigned k = (unsigned)below(g, XATTRS);
+	char name[8] = "user.a";
+	struct node *n;
+	long len;
+	int was;
+
+	if (i == SIZE_MAX)
+		return 0;
+	n = node_of(g, i);
+	was = (n->xset >> k) & 1;
+	switch (below(g, 8)) {
+	case 0:
+	case 1:
+		len = 20 + (long)below(g, 200);
+		break;
+	case 2:
+		len = (long)below(g, g->bsize / 2);
+		break;
+	default:
+		len = (long)below(g, 9);
+	}
+	if (!xattr_change(g, n, k, len))
+		return 0;
+	name[5] = (char)('a' + k);
+	line_begin(g, NULL, "setxattr");
+	word(g, g->names[i].path);
+	word(g, name);
+	value_word(g, (size_t)len);
+	if (one_in(g, 4))
+		word(g, was ? "replace" : "create");
+	return 1;
+}
+
+static int gen_rmxattr(struct random_gen *g)
+{
+	size_t i = pick_name(g, has_xattr);
+	char name[8] = "user.a";
+	struct node *n;
+	unsigned k;
+
+	if (i == SIZE_MAX)
+		return 0;
+	n = node_of(g, i);
+	for (k = (unsigned)below(g, XATTRS); !(n->xset & (1u << k)); k = (k + 1) % XATTRS)
+		;
+	xattr_change(g, n, k, -1);
+	name[5] = (char)('a' + k);
+	line_begin(g, NULL, "rmxattr");
+	word(g, g->names[i].path);
+	word(g, name);
+	return 1;
+}
+
+static int is_special(struct random_gen *g, size_t i)
+{
+	enum ntype t = node_of(g, i)->type;
+	return t == N_CHR || t == N_BLK || t == N_FIFO || t == N_SOCK;
+}
+
+/* The errors of the attribute calls: ENODATA (none such to remove or
+ * replace), EEXIST (create over one), EOPNOTSUPP (an unknown namespace),
+ * ENOSPC (a value no block holds), EPERM (user. on a special file).
+ * Nothing changes. */
+static int fail_xattr(struct random_gen *g)
+{
+	size_t i = pick_name(g, is_xattr_owner), j;
+	unsigned k = (unsigned)below(g, XATTRS);
+	char name[8] = "user.a";
+	int set;
+
+	if (i == SIZE_MAX)
+		return 0;
+	set = (node_of(g, i)->xset >> k) & 1;
+	name[5] = (char)('a' + k);
+	switch (below(g, 6)) {
+	case 0:
+		if (set)
+			return 0;
+		line_begin(g, "ENODATA", "rmxattr");
+		word(g, g->names[i].path);
+		word(g, name);
+		return 1;
+	case 1:
+		if (set)
+			return 0;
+		line_begin(g, "ENODATA", "setxattr");
+		word(g, g->names[i].path);
+		word(g, name);
+		value_word(g, 1 + below(g, 8));
+		word(g, "replace");
+		return 1;
+	case 2:
+		if (!set)
+			return 0;
+		line_begin(g, "EEXIST", "setxattr");
+		word(g, g->names[i].path);
+		word(g, name);
+		value_word(g, 1 + below(g, 8));
+		word(g, "create");
+		return 1;
+	case 3:
+		line_begin(g, "EOPNOTSUPP", "setxattr");
+		word(g, g->names[i].path);
+		word(g, "other.a");
+		value_word(g, 1);
+		return 1;
+	case 4:
+		line_begin(g, "ENOSPC", "setxattr");
+		word(g, g->names[i].path);
+		word(g, name);
+		value_word(g, g->bsize);
+		return 1;
+	default:
+		j = pick_name(g, is_special);
+		if (j == SIZE_MAX)
+			return 0;
+		line_begin(g, "EPERM", "setxattr");
+		word(g, g->names[j].path);
+		word(g, name);
+		value_word(g, 1);
+		return 1;
+	}
+}
+
 /* ---- operations that must fail ------------------------------------------------------ */
 
 /* A name that exists, made again: EEXIST. */
@@ -999,6 +1209,7 @@ static const struct {
 	{ gen_utimes, 3 }, { gen_fsync, 4 }, { gen_sync, 1 },
 	{ fail_exists, 2 }, { fail_missing, 2 }, { fail_notdir, 1 }, { fail_isdir, 1 },
 	{ fail_notempty, 1 }, { fail_into_itself, 1 }, { fail_too_long, 1 },
+	{ gen_setxattr, 5 }, { gen_rmxattr, 2 }, { fail_xattr, 1 },
 };
 
 const char *random_next(struct random_gen *g)
@@ -1060,6 +1271,26 @@ static enum ntype type_of(uint32_t mode)
 	}
 }
 
+/* The attributes user.a .. user.d of a node of the starting tree (others
+ * it may have are not modelled); one in a block is charged with it. */
+static void xattrs_found(struct random_gen *g, struct sufs_fs *fs, struct node *n)
+{
+	char name[8] = "user.a";
+	size_t len;
+	unsigned k;
+
+	if (!g->xattr)
+		return;
+	for (k = 0; k < XATTRS; k++) {
+		name[5] = (char)('a' + k);
+		if (sufs_getxattr(fs, n->ino, name, NULL, 0, &len, NULL) == 0) {
+			n->xset |= (uint8_t)(1u << k);
+			n->xlen[k] = (uint16_t)len;
+		}
+	}
+	n->charged += xattr_bytes(n) > SUFS_XATTR_INLINE;
+}
+
 static int walk_entry(void *arg, const char *name, size_t len, uint32_t ino, unsigned ftype)
 {
 	struct walk *w = arg;
@@ -1097,6 +1328,7 @@ static int walk_entry(void *arg, const char *name, size_t len, uint32_t ino, uns
 		g->nodes[node].ino = ino;
 		g->nodes[node].size = S_ISREG(st.mode) ? st.size : 0;
 		g->nodes[node].charged = st.blocks;
+		xattrs_found(g, w->fs, &g->nodes[node]);
 	}
 	if (S_ISDIR(st.mode)) {
 		if (w->nsub == w->subcap) {
@@ -1152,6 +1384,7 @@ int random_open(struct sufs_fs *fs, uint64_t seed, struct random_gen **out)
 	}
 	g->state = seed;
 	g->bsize = sb->block_size;
+	g->xattr = (sb->features_ro_compat & SUFS_FEATURE_RO_XATTR) != 0;
 	/* a margin for what the estimates miss: directories that grow, the
 	 * summary counts being a little off after a crash */
 	g->blocks_left = (int64_t)(sb->free_blocks * 7 / 10);

@@ -29,16 +29,23 @@
 #include <time.h>
 
 /*
- * The features sufs-tune may turn on: none in format version 1 (man/sufs.5
- * defines no feature bits).  A feature that an image can take without
- * being rewritten gets a row here, with its superblock word and bit.
+ * The features sufs-tune may turn on: those an image can take without
+ * being rewritten, each a row with its superblock word and bit.  xattr:
+ * an image without it has its inodes' attribute bytes zero (man/sufs.5),
+ * which is an inode with no attributes.
  */
 struct feature {
 	const char *name;
 	uint32_t *(*word)(struct sufs_super *sb);
 	uint32_t bit;
 };
+static uint32_t *ro_compat(struct sufs_super *sb)
+{
+	return &sb->features_ro_compat;
+}
+
 static const struct feature features[] = {
+	{ "xattr", ro_compat, SUFS_FEATURE_RO_XATTR },
 	{ NULL, NULL, 0 },
 };
 
@@ -62,7 +69,7 @@ static void usage(FILE *f)
 		"  -L LABEL        the volume label, at most 63 bytes (\"\" removes it)\n"
 		"  -U UUID         the UUID: 8-4-4-4-12 hex digits, random, time or clear\n"
 		"  -o MODE         the default write mode: softdep, sync or async\n"
-		"  -O FEATURE,...  turn features on (none of format version 1 can be)\n"
+		"  -O FEATURE,...  turn features on (xattr)\n"
 		"  -l              print the label, UUID, default write mode and features\n"
 		"      --help      print this help and exit\n"
 		"  -V, --version   print the version and exit\n"
@@ -92,8 +99,8 @@ static void parse_features(struct change *c, const char *arg)
 		for (f = features; f->name && strcmp(f->name, name); f++)
 			;
 		if (!f->name) {
-			errmsg("-O %s: no such feature that can be turned on (format version %u "
-			       "has none)", shown(name), SUFS_VERSION);
+			errmsg("-O %s: no such feature that can be turned on (xattr can)",
+			       shown(name));
 			free(copy);
 			usage_error();
 		}

@@ -19,6 +19,8 @@ static const char *const messages[] = {
 	[SUFS_ESHORT - SUFS_EBASE] = "not a sufs file system (too small to hold a superblock)",
 	[SUFS_ENOTIMAGE - SUFS_EBASE] = "neither a regular file nor a block device",
 	[SUFS_EINUSE - SUFS_EBASE] = "another program has it open for writing",
+	[SUFS_EROFEATURE - SUFS_EBASE] =
+		"image uses features this version may only read: open it read-only",
 };
 
 const char *sufs_strerror(int err)

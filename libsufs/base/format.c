@@ -134,7 +134,7 @@ int sufs_super_check(const struct sufs_super *sb, uint64_t device_bytes, const c
 		BAD(SUFS_EMAGIC, "magic");
 	if (sb->version != SUFS_VERSION)
 		BAD(SUFS_EVERSION, "version");
-	if (sb->features_incompat != 0)
+	if (sb->features_incompat & ~SUFS_FEATURE_INCOMPAT_KNOWN)
 		BAD(SUFS_EFEATURE, "features_incompat");
 	if (!is_pow2(bs) || bs < SUFS_MIN_BLOCK_SIZE || bs > SUFS_MAX_BLOCK_SIZE)
 		BAD(SUFS_ECORRUPT, "block_size");
@@ -288,6 +288,8 @@ void sufs_inode_decode(const void *raw, struct sufs_inode *in)
 	in->rdev_minor = get32(p + IN_RDEV_MINOR);
 	for (i = 0; i < SUFS_NBLOCKS; i++)
 		in->block[i] = get64(p + IN_BLOCK_PTR(i));
+	in->xattr_block = get64(p + IN_XATTR_BLOCK);
+	memcpy(in->xattr, p + IN_XATTR, SUFS_XATTR_INLINE);
 	in->checksum = get32(p + IN_CSUM);
 }
 
@@ -317,6 +319,8 @@ void sufs_inode_encode(const struct sufs_inode *in, uint32_t ino, void *raw)
 	put32(p + IN_RDEV_MINOR, in->rdev_minor);
 	for (i = 0; i < SUFS_NBLOCKS; i++)
 		put64(p + IN_BLOCK_PTR(i), in->block[i]);
+	put64(p + IN_XATTR_BLOCK, in->xattr_block);
+	memcpy(p + IN_XATTR, in->xattr, SUFS_XATTR_INLINE);
 	inode_seal(p, ino);
 }
 
@@ -398,6 +402,134 @@ int dir_block_check(const uint8_t *blk, uint32_t bsize, const char **why)
 		off += reclen;
 	}
 	return 0;
+}
+
+/* ---- attribute areas and blocks ---------------------------------------------- */
+
+static const char *const xattr_prefixes[] = {
+	[SUFS_XATTR_USER] = "user.",
+	[SUFS_XATTR_ACL_ACCESS] = "system.posix_acl_access",
+	[SUFS_XATTR_ACL_DEFAULT] = "system.posix_acl_default",
+	[SUFS_XATTR_TRUSTED] = "trusted.",
+	[SUFS_XATTR_SECURITY] = "security.",
+};
+
+const char *sufs_xattr_prefix(unsigned ns)
+{
+	return ns < sizeof(xattr_prefixes) / sizeof(xattr_prefixes[0]) ? xattr_prefixes[ns]
+									 : NULL;
+}
+
+/* Is the namespace's name the whole name (an ACL), with nothing after it? */
+static int xattr_whole_name(unsigned ns)
+{
+	return ns == SUFS_XATTR_ACL_ACCESS || ns == SUFS_XATTR_ACL_DEFAULT;
+}
+
+/* The order of entries: by namespace, then name bytes (a shorter name
+ * first when one begins the other).  <0, 0, >0. */
+static int xattr_cmp(const uint8_t *a, const uint8_t *b)
+{
+	size_t la = a[XE_NAMELEN], lb = b[XE_NAMELEN];
+	int d = (int)a[XE_NS] - (int)b[XE_NS];
+
+	if (!d)
+		d = memcmp(a + XE_NAME, b + XE_NAME, la < lb ? la : lb);
+	if (!d)
+		d = (int)la - (int)lb;
+	return d;
+}
+
+/* What is wrong with the entry at p, len bytes before the area's end, or
+ * NULL (prev: the entry before it, or NULL). */
+static const char *xattr_entry_problem(const uint8_t *p, size_t len, const uint8_t *prev)
+{
+	uint32_t nlen, vlen, size, i;
+	const char *prefix, *why;
+
+	if (len < SUFS_XATTR_ENTRY_HDR)
+		return "an entry's header crosses the end";
+	prefix = sufs_xattr_prefix(p[XE_NS]);
+	if (!prefix)
+		return "an unknown namespace";
+	nlen = p[XE_NAMELEN];
+	vlen = get16(p + XE_VALLEN);
+	if (xattr_whole_name(p[XE_NS]) ? nlen != 0
+				       : nlen == 0 || nlen + strlen(prefix) > SUFS_XATTR_NAME_MAX)
+		return "a bad name length";
+	size = xattr_entry_size(nlen, vlen);
+	if (size > len)
+		return "an entry crosses the end";
+	for (i = 0; i < nlen; i++)
+		if (!p[XE_NAME + i])
+			return "a NUL in a name";
+	if (!mem_is_zero(p + XE_NAME + nlen + vlen, size - SUFS_XATTR_ENTRY_HDR - nlen - vlen))
+		return "padding that is not zero";
+	if (prev && xattr_cmp(prev, p) >= 0)
+		return "entries out of order, or twice";
+	if (xattr_whole_name(p[XE_NS]) && sufs_acl_check(p + XE_NAME, vlen, &why))
+		return "an ACL that is not valid";
+	return NULL;
+}
+
+int sufs_xattr_check(const void *area, size_t len, const char **why, size_t *bad)
+{
+	const uint8_t *a = area, *prev = NULL;
+	const char *dummy;
+	size_t off = 0, dummy_off;
+
+	if (!why)
+		why = &dummy;
+	if (!bad)
+		bad = &dummy_off;
+	*why = NULL;
+	while (off < len && a[off + XE_NS] != 0) {
+		*why = xattr_entry_problem(a + off, len - off, prev);
+		if (*why) {
+			*bad = off;
+			return -SUFS_ECORRUPT;
+		}
+		prev = a + off;
+		off += xattr_entry_size(prev[XE_NAMELEN], get16(prev + XE_VALLEN));
+	}
+	if (off < len && !mem_is_zero(a + off, len - off)) {
+		*why = "bytes after the last entry";
+		*bad = off;
+		return -SUFS_ECORRUPT;
+	}
+	return 0;
+}
+
+int sufs_xattr_walk(const void *area, size_t len, sufs_xattr_fn fn, void *arg)
+{
+	const uint8_t *a = area, *p;
+	struct sufs_xattr x;
+	size_t off = 0;
+	int rc = 0;
+
+	while (!rc && off + SUFS_XATTR_ENTRY_HDR <= len && a[off + XE_NS] != 0) {
+		p = a + off;
+		x.ns = p[XE_NS];
+		x.name_len = p[XE_NAMELEN];
+		x.value_len = get16(p + XE_VALLEN);
+		x.name = (const char *)p + XE_NAME;
+		x.value = p + XE_NAME + x.name_len;
+		off += xattr_entry_size(x.name_len, x.value_len);
+		rc = fn(arg, &x);
+	}
+	return rc;
+}
+
+uint32_t sufs_xattr_csum(const void *raw, uint32_t block_size, uint64_t blk)
+{
+	uint8_t seed[8];
+	put64(seed, blk);
+	return crc(crc(0, seed, 8), raw, XB_CSUM(block_size));
+}
+
+void sufs_xattr_seal(void *raw, uint32_t block_size, uint64_t blk)
+{
+	put32((uint8_t *)raw + XB_CSUM(block_size), sufs_xattr_csum(raw, block_size, blk));
 }
 
 /* ---- geometry ------------------------------------------------------------------ */

@@ -80,6 +80,8 @@
 #define IN_RDEV_MAJOR 84
 #define IN_RDEV_MINOR 88
 #define IN_BLOCK      96   /* 15 x 8 bytes, or the fast symlink target */
+#define IN_XATTR_BLOCK 216 /* the attribute block (SUFS_FEATURE_RO_XATTR) */
+#define IN_XATTR      224  /* SUFS_XATTR_INLINE bytes of attributes */
 #define IN_CSUM       252
 #define IN_BLOCK_PTR(i) (IN_BLOCK + 8 * (i))
 
@@ -98,6 +100,46 @@
 #define DT_MAGIC    0
 #define DT_CSUM     4
 #define DIR_TAIL_MAGIC 0x4c494154u /* "TAIL" */
+
+/* ---- attribute block, and an entry of an attribute area ------------------------ */
+
+#define XB_MAGIC    0
+#define XB_REFCOUNT 4
+#define XB_ENTRIES  SUFS_XATTR_BLOCK_HDR  /* the area, to XB_CSUM(bsize) */
+#define XB_CSUM(bsize) ((bsize) - 4)
+#define XE_NS       0
+#define XE_NAMELEN  1
+#define XE_VALLEN   2
+#define XE_NAME     SUFS_XATTR_ENTRY_HDR
+
+/* The bytes an entry takes in an area (header, name, value, padding). */
+static inline uint32_t xattr_entry_size(uint32_t name_len, uint32_t value_len)
+{
+	return (SUFS_XATTR_ENTRY_HDR + name_len + value_len + 3u) & ~3u;
+}
+
+/* ---- a POSIX ACL, as the value of an ACL attribute (acl.c) --------------------- */
+
+#define ACL_VERSION   0
+#define ACL_HDR       4
+#define ACL_E_TAG     0
+#define ACL_E_PERM    2
+#define ACL_E_ID      4
+#define ACL_ENTRY     8
+#define ACL_XATTR_VERSION 2u
+#define ACL_USER_OBJ  0x01u
+#define ACL_USER      0x02u
+#define ACL_GROUP_OBJ 0x04u
+#define ACL_GROUP     0x08u
+#define ACL_MASK      0x10u
+#define ACL_OTHER     0x20u
+
+/* For an ACL that passed sufs_acl_check(): does the mode say all of it
+ * (owner, group and other entries only)?  The mode with its permission
+ * bits from it; and the ACL made to agree with a mode's bits. */
+int acl_is_mode(const void *value, size_t len);
+uint16_t acl_mode(const void *value, size_t len, uint16_t mode);
+void acl_chmod(void *value, size_t len, uint16_t mode);
 
 struct sufs_inode;
 

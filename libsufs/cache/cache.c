@@ -175,12 +175,27 @@ static int make_room(struct sufs_fs *fs)
  * Check b's bytes as a block of the given role: a directory block's tail
  * checksum (of the bytes as read: a dirty block's is sealed only on its
  * write image) and its entries.  The walks of a directory trust dir_bad.
+ * An attribute block likewise: its magic and checksum, its entries.
  */
+static void verify_xattr(struct sufs_fs *fs, struct buf *b)
+{
+	if (!b->dirty) {
+		b->csum_bad = get32(b->data + XB_MAGIC) != SUFS_XATTR_MAGIC ||
+			      get32(b->data + XB_CSUM(fs->bsize)) !=
+				      sufs_xattr_csum(b->data, fs->bsize, b->blk);
+		b->csum_known = 1;
+	}
+	b->dir_bad = sufs_xattr_check(b->data + XB_ENTRIES,
+				      XB_CSUM(fs->bsize) - XB_ENTRIES, NULL, NULL) != 0;
+}
+
 static void verify(struct sufs_fs *fs, struct buf *b, enum buf_type type)
 {
 	const uint8_t *tail = b->data + fs->bsize - SUFS_DIR_TAIL_SIZE;
 	const char *why;
 
+	if (type == BUF_XATTR)
+		verify_xattr(fs, b);
 	if (type != BUF_DIR)
 		return;
 	if (!b->dirty) {
@@ -355,6 +370,23 @@ void cache_drop(struct sufs_fs *fs, uint64_t blk)
 		buf_free(fs, b);
 }
 
+/* What a block of each type is, for the tools (sufs_deps_walk()). */
+static const char *const buf_type_names[] = {
+	[BUF_RAW] = "raw",
+	[BUF_DATA] = "data",
+	[BUF_BITMAP] = "bitmap",
+	[BUF_ITABLE] = "inode table",
+	[BUF_DIR] = "directory",
+	[BUF_IND] = "indirect",
+	[BUF_XATTR] = "attribute",
+};
+
+const char *buf_type_name(unsigned type)
+{
+	return type < sizeof(buf_type_names) / sizeof(buf_type_names[0]) && buf_type_names[type] ?
+		       buf_type_names[type] : "raw";
+}
+
 /* Seal a write image of b: checksums computed over the bytes written. */
 void cache_seal(struct sufs_fs *fs, struct buf *b, uint8_t *out)
 {
@@ -363,6 +395,9 @@ void cache_seal(struct sufs_fs *fs, struct buf *b, uint8_t *out)
 	switch (b->type) {
 	case BUF_DIR:
 		sufs_dirblock_seal(out, fs->bsize, b->blk);
+		break;
+	case BUF_XATTR:
+		sufs_xattr_seal(out, fs->bsize, b->blk);
 		break;
 	case BUF_ITABLE: {
 		uint32_t g = (uint32_t)(b->blk / fs->sb.blocks_per_group);

@@ -15,6 +15,7 @@
  *              names counted, the snapshot files;
  *   pass0.c    the superblock and the group descriptors;
  *   pass1.c    inodes and block maps; pointers past a file's end;
+ *   xattr.c    pass 1's look at an inode's extended attributes;
  *   pass1b.c   blocks claimed twice;
  *   pass2.c    directory blocks and entries (names.c: a name given twice);
  *   pass3.c    connectivity and /lost+found;
@@ -189,6 +190,8 @@ int flagged_note(struct chk *c, uint32_t ino);
 void flagged_name(struct chk *c, uint32_t dir, uint32_t ino, const uint8_t *de);
 void note_snap_name(struct chk *c, const struct dirinfo *d, uint32_t ino,
 		    const char *name);
+/* The inode pass 1 is at claims block b: found, or found twice (c->dup). */
+int claim_block(struct chk *c, uint64_t b);
 
 /* check.c: what the background check (bgcheck.c) runs the checker with: a run's
  * state made ready (chk_init(), then its own c->defer), and the check of
@@ -220,6 +223,10 @@ void check_groups(struct chk *c);
 uint64_t span_of(struct chk *c, int level);
 int past_judge(struct chk *c);
 int pass1(struct chk *c);
+
+/* xattr.c: pass 1's look at an inode's extended attributes, its block
+ * claimed (claim_block(), found.c: found, or found twice). */
+int check_xattrs(struct chk *c, uint32_t ino, struct sufs_inode *in, int *changed);
 
 /* pass1b.c: blocks claimed twice. */
 int pass1b(struct chk *c);

@@ -3,7 +3,8 @@
  * (pass 1 adds them, pass 2 fills in their names and '..', pass 3 walks
  * them), the names counted for each inode (passes 2 and 3 count, pass 4
  * compares), and the snapshot files and where they are named (passes 1
- * and 2 note them, pass 4 judges them).
+ * and 2 note them, pass 4 judges them); and the blocks pass 1 finds
+ * claimed (a block map's, an attribute block), once or twice.
  */
 #include "config.h"
 #include "check_int.h"
@@ -131,3 +132,32 @@ void note_snap_name(struct chk *c, const struct dirinfo *d, uint32_t ino,
 }
 
 /* Does a slot name inode ino? */
+
+/* ---- blocks ---- */
+
+/* The inode being walked claims block b: found, or found twice. */
+int claim_block(struct chk *c, uint64_t b)
+{
+	if (bit_test(c->found, b)) {
+		if (!c->dup) {
+			c->dup = calloc((c->nblocks + 7) / 8, 1);
+			if (!c->dup)
+				return -ENOMEM;
+		}
+		if (!bit_test(c->dup, b))
+			c->ndups++;
+		bit_set(c->dup, b);
+		return 0;
+	}
+	bit_set(c->found, b);
+	if (c->nclaimed == c->capclaimed) {
+		size_t cap = c->capclaimed ? 2 * c->capclaimed : 256;
+		uint64_t *p = realloc(c->claimed, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		c->claimed = p;
+		c->capclaimed = cap;
+	}
+	c->claimed[c->nclaimed++] = b;
+	return 0;
+}

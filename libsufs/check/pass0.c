@@ -227,9 +227,9 @@ void check_super_fields(struct chk *c, int backup)
 	x = (struct pctx){ .str = "features_compat", .num = sb->features_compat };
 	if (sb->features_compat && fix_problem(c, SUFS_PR_SB_FIELD, &x))
 		sb->features_compat = 0;
-	x = (struct pctx){ .str = "features_ro_compat", .num = sb->features_ro_compat };
-	if (sb->features_ro_compat && fix_problem(c, SUFS_PR_SB_FIELD, &x))
-		sb->features_ro_compat = 0;
+	/* features_ro_compat: the library opens an image with a bit it does
+	 * not know read-only (a check that may write is refused); one -n
+	 * runs on checks what this version knows of it */
 }
 
 void check_groups(struct chk *c)

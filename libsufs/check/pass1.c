@@ -36,33 +36,6 @@ struct walkst {
 	uint64_t size;
 };
 
-/* The inode being walked claims block b: found, or found twice. */
-static int claim(struct chk *c, uint64_t b)
-{
-	if (bit_test(c->found, b)) {
-		if (!c->dup) {
-			c->dup = calloc((c->nblocks + 7) / 8, 1);
-			if (!c->dup)
-				return -ENOMEM;
-		}
-		if (!bit_test(c->dup, b))
-			c->ndups++;
-		bit_set(c->dup, b);
-		return 0;
-	}
-	bit_set(c->found, b);
-	if (c->nclaimed == c->capclaimed) {
-		size_t cap = c->capclaimed ? 2 * c->capclaimed : 256;
-		uint64_t *p = realloc(c->claimed, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		c->claimed = p;
-		c->capclaimed = cap;
-	}
-	c->claimed[c->nclaimed++] = b;
-	return 0;
-}
-
 /* The logical blocks one pointer at level maps (a data block's: 1). */
 uint64_t span_of(struct chk *c, int level)
 {
@@ -272,7 +245,7 @@ static int walk_ptr(struct chk *c, struct walkst *w, uint64_t p, int level, uint
 	if (lblk >= w->limit)
 		return in_shared ? 0 : past_note(c, w, p, level, lblk);
 	shared = bit_test(c->found, p);
-	rc = claim(c, p);
+	rc = claim_block(c, p);
 	if (rc)
 		return rc;
 	w->count++;
@@ -564,6 +537,9 @@ static int check_inode(struct chk *c, uint32_t ino, const uint8_t *raw)
 			changed = 1;
 		}
 	}
+	rc = check_xattrs(c, ino, &in, &changed);
+	if (rc)
+		return rc;
 	c->ftype[ino] = (uint8_t)sufs_ftype_of_mode(in.mode);
 	if (S_ISDIR(in.mode) && (rc = dir_add_info(c, ino)) != 0)
 		return rc;

@@ -13,8 +13,9 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-/* Copy block p to a new block; the copy keeps the role of the original. */
-static int clone_block(struct chk *c, uint64_t p, int level, int is_dir, uint64_t *out)
+/* Copy block p to a new block; the copy keeps the role of the original
+ * (type), and is sealed for where it lies. */
+static int clone_block(struct chk *c, uint64_t p, enum buf_type type, uint64_t *out)
 {
 	struct buf *b;
 	int err = chk_alloc_block(c, p, out);
@@ -23,7 +24,7 @@ static int clone_block(struct chk *c, uint64_t p, int level, int is_dir, uint64_
 		return err;
 	err = sufs_block_read(c->fs, p, c->scratch);
 	if (!err)
-		err = buf_get_new(c->fs, *out, level ? BUF_IND : is_dir ? BUF_DIR : BUF_DATA, &b);
+		err = buf_get_new(c->fs, *out, type, &b);
 	if (err)
 		return err;
 	buf_update(c->fs, b, 0, c->fs->bsize, UPD_DATA, NULL);
@@ -79,7 +80,8 @@ static int dup_walk(struct chk *c, uint32_t ino, const struct sufs_inode *in, ui
 		} else if (c->ino_shares) {
 			return 0; /* a copy was refused already: not asked again */
 		} else if ((st = c->r->status, fix_problem(c, SUFS_PR_DUP_BLOCK, &x))) {
-			rc = clone_block(c, *p, level, S_ISDIR(in->mode), &nb);
+			rc = clone_block(c, *p, level ? BUF_IND : S_ISDIR(in->mode) ? BUF_DIR : BUF_DATA,
+					 &nb);
 			if (rc == -ENOSPC) {
 				/* not made: dup_clear asks what to do instead */
 				if (c->r->fixed)
@@ -133,6 +135,46 @@ static int dup_walk(struct chk *c, uint32_t ino, const struct sufs_inode *in, ui
 }
 
 /*
+ * The attribute block of ino, if claimed twice: the first claimant keeps
+ * it, a later one is offered a copy, as for a block of its map.
+ */
+static int dup_xattr(struct chk *c, uint32_t ino, struct sufs_inode *in, int *changed)
+{
+	struct pctx x = { .ino = ino, .blk = in->xattr_block };
+	uint64_t nb;
+	int rc, st;
+
+	if (!block_in_range(c->fs, in->xattr_block) || !bit_test(c->dup, in->xattr_block) ||
+	    c->stop != GOING)
+		return 0;
+	if (!bit_test(c->seen, in->xattr_block)) {
+		bit_set(c->seen, in->xattr_block);
+		return note_first(c, in->xattr_block);
+	}
+	if (c->ino_shares)
+		return 0;
+	st = c->r->status;
+	if (!fix_problem(c, SUFS_PR_XATTR_DUP, &x)) {
+		if (c->stop == GOING)
+			c->r->status = st; /* dup_clear's answer decides */
+		c->ino_shares = 1;
+		return 0;
+	}
+	rc = clone_block(c, in->xattr_block, BUF_XATTR, &nb);
+	if (rc == -ENOSPC) {
+		if (c->r->fixed)
+			c->r->fixed--;
+		c->ino_shares = 2;
+		return 0;
+	}
+	if (rc)
+		return rc;
+	in->xattr_block = nb;
+	*changed = 1;
+	return 0;
+}
+
+/*
  * The inode keeps a block another claims too: offer to clear it.  Its
  * blocks claimed twice stay with the other claimants (clear_inode frees
  * no block of c->dup); those it claimed first pass to the next claimant
@@ -174,18 +216,20 @@ int pass1b(struct chk *c)
 		if (!c->ftype[ino] || poll_stop(c))
 			continue;
 		rc = inode_load(fs, ino, &in);
-		if (rc || !inode_has_blocks(&in))
+		if (rc || (!inode_has_blocks(&in) && !in.xattr_block))
 			continue;
 		changed = 0;
 		c->ino_shares = 0;
 		mark = c->nfirsts;
-		for (i = 0; i < SUFS_NBLOCKS && !rc; i++) {
+		for (i = 0; i < SUFS_NBLOCKS && !rc && inode_has_blocks(&in); i++) {
 			if (!in.block[i])
 				continue;
 			rc = dup_walk(c, ino, &in, &in.block[i],
 				      i < SUFS_NDIR ? 0 : (int)(i - SUFS_IND + 1),
 				      i < SUFS_NDIR ? i : first[i - SUFS_IND], &changed);
 		}
+		if (!rc && in.xattr_block)
+			rc = dup_xattr(c, ino, &in, &changed);
 		if (!rc && c->ino_shares) {
 			rc = dup_clear(c, ino, &in, mark);
 			if (rc == 1) {

@@ -90,12 +90,27 @@ static const struct sufs_problem_def table[] = {
 	/* no block map reaches that far: the size is damage, not a hole */
 	ROW(SUFS_PR_FILE_SIZE_PAST_MAX, "file_size_past_max", 1, 0, "Fix",
 	    "inode %i size %n is past the largest file, %m bytes"),
+	/* extended attributes (check/xattr.c): in the inode, or in its block */
+	ROW(SUFS_PR_XATTR_INLINE, "xattr_inline", 1, 0, "Clear",
+	    "the attributes in inode %i are malformed (%s)"),
+	ROW(SUFS_PR_XATTR_BAD_BLOCK, "xattr_bad_block", 1, 0, "Clear",
+	    "attribute block %b of inode %i is outside the data area"),
+	ROW(SUFS_PR_XATTR_BLOCK_CORRUPT, "xattr_block_corrupt", 1, 0, "Clear",
+	    "attribute block %b of inode %i is malformed (%s)"),
+	/* the attributes are sound: only the checksum is wrong */
+	ROW(SUFS_PR_XATTR_CSUM, "xattr_csum", 1, 0, "Fix",
+	    "attribute block %b of inode %i: its checksum does not match"),
+	/* no block is shared: each counts the one inode that names it */
+	ROW(SUFS_PR_XATTR_REFCOUNT, "xattr_refcount", 1, 0, "Fix",
+	    "attribute block %b of inode %i has reference count %n, should be %m"),
 
 	ROW(SUFS_PR_DUP_BLOCK, "dup_block", 1, 0, "Clone",
 	    "inode %i block #%n (%b) is claimed more than once"),
 	/* asked when a copy was refused or there was no room for one */
 	ROW(SUFS_PR_DUP_CLEAR, "dup_clear", 1, 0, "Clear",
 	    "inode %i keeps blocks another inode claims too (%s)"),
+	ROW(SUFS_PR_XATTR_DUP, "xattr_dup", 1, 0, "Clone",
+	    "attribute block %b of inode %i is claimed more than once"),
 
 	ROW(SUFS_PR_DIR_HOLE, "dir_hole", 2, 0, "Fill",
 	    "directory inode %i has a hole at block #%n"),

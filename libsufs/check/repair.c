@@ -92,6 +92,8 @@ int clear_inode(struct chk *c, uint32_t ino, const struct sufs_inode *in)
 	int was_dir = S_ISDIR(in->mode), err;
 
 	err = inode_walk(c->fs, ino, in, free_fn, c);
+	if (!err && in->xattr_block && (c->fs->sb.features_ro_compat & SUFS_FEATURE_RO_XATTR))
+		err = chk_free_block(c, in->xattr_block);
 	memset(&zero, 0, sizeof(zero));
 	if (!err)
 		err = inode_store(c->fs, ino, &zero, UPD_FREEFILE, NULL, NULL);

@@ -1041,7 +1041,7 @@ static const char *const kind_names[] = {
 	[UPD_ALLOCDIRECT] = "allocdirect", [UPD_INDIRDEP] = "indirdep",
 	[UPD_ALLOCINDIR] = "allocindir", [UPD_DIRADD] = "diradd", [UPD_MKDIR] = "mkdir",
 	[UPD_DIRREM] = "dirrem", [UPD_FREEBLKS] = "freeblks", [UPD_FREEFILE] = "freefile",
-	[UPD_DATA] = "data", [UPD_COPYONWRITE] = "copyonwrite",
+	[UPD_DATA] = "data", [UPD_COPYONWRITE] = "copyonwrite", [UPD_EXTATTR] = "extattr",
 };
 
 const char *deps_kind_name(unsigned kind)

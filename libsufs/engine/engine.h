@@ -46,6 +46,7 @@ enum upd_kind {
 	UPD_FREEFILE,
 	UPD_DATA,       /* file data */
 	UPD_COPYONWRITE,/* a block's old contents, until a snapshot's copy is on disk */
+	UPD_EXTATTR,    /* extended attributes: in an inode, or an attribute block */
 };
 
 /*

@@ -10,15 +10,6 @@
 #include <errno.h>
 #include <stdlib.h>
 
-static const char *const buf_type_names[] = {
-	[BUF_RAW] = "raw",
-	[BUF_DATA] = "data",
-	[BUF_BITMAP] = "bitmap",
-	[BUF_ITABLE] = "inode table",
-	[BUF_DIR] = "directory",
-	[BUF_IND] = "indirect",
-};
-
 /* Scratch for describing one block's updates, grown as needed. */
 struct report {
 	struct sufs_dep *deps;
@@ -99,8 +90,7 @@ static int report_block(struct report *r, struct buf *b, int flushed, sufs_deps_
 		k += d->nwaits;
 	}
 	db.blk = b->blk;
-	db.type = b->type < sizeof(buf_type_names) / sizeof(buf_type_names[0]) ?
-			  buf_type_names[b->type] : "raw";
+	db.type = buf_type_name(b->type);
 	db.plain = b->plain;
 	db.ndeps = n;
 	db.deps = r->deps;

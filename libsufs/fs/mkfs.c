@@ -137,6 +137,8 @@ static int mkfs_layout(uint64_t bytes, const struct sufs_mkfs_opts *o, struct su
 	sb->first_ino = SUFS_FIRST_INO;
 	sb->state = SUFS_STATE_CLEAN;
 	sb->write_mode = SUFS_MODE_SOFTDEP;
+	if (!o->no_xattr)
+		sb->features_ro_compat |= SUFS_FEATURE_RO_XATTR;
 	memcpy(sb->label, o->label, sizeof(sb->label));
 	if (o->fixed_time) {
 		sb->mkfs_time = o->time_sec;

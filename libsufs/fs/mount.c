@@ -46,6 +46,10 @@ int sufs_open_dev(struct sufs_dev *dev, unsigned flags, uint64_t sb_offset,
 	err = sufs_super_check(&sb, dev->is_blockdev && !dev->size ? 0 : dev->size, NULL);
 	if (err)
 		return err;
+	/* a feature this library does not know, which older code may read but
+	 * not write (its bytes would not survive a write): read-only */
+	if ((flags & SUFS_OPEN_RDWR) && (sb.features_ro_compat & ~SUFS_FEATURE_RO_COMPAT_KNOWN))
+		return -SUFS_EROFEATURE;
 	err = fs_alloc_struct(dev, &sb, flags, &fs);
 	if (err)
 		return err;

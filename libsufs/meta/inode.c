@@ -78,6 +78,11 @@ static int load(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, int str
 		return err;
 	raw = b->data + off;
 	sufs_inode_decode(raw, in);
+	if (!(fs->sb.features_ro_compat & SUFS_FEATURE_RO_XATTR)) {
+		/* reserved bytes without the feature: zeros whenever written */
+		in->xattr_block = 0;
+		memset(in->xattr, 0, sizeof(in->xattr));
+	}
 	if (!inodes_good(fs, b, ino - off / SUFS_INODE_SIZE) && !sufs_inode_is_zero(raw) &&
 	    in->checksum != sufs_inode_csum(raw, ino) &&
 	    (strict || !(fs->flags & SUFS_OPEN_IGNORE_CSUM)))
@@ -98,15 +103,28 @@ int inode_load(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in)
  * count is a counter (buf_count()): its raises and lowers, each waiting
  * for its own name, never wait for each other.  A directory's is not: its
  * changes follow its subdirectories' ".." entries, and waiting for each
- * other keeps the moves of directories in order (no loop on disk).
+ * other keeps the moves of directories in order (no loop on disk).  A part
+ * is stored as an update of the bytes that changed; the extended
+ * attributes, a list whose every entry is found through the ones before
+ * it, as an update of the whole part (whole), so that no write shows one
+ * change of the list without those before it.
  */
-static const struct { uint32_t off, end; } ordered[4] = {
-	{ IN_MODE, IN_LINKS },       /* mode, flags */
-	{ IN_LINKS, IN_UID },        /* links: a counter */
-	{ IN_UID, IN_BLOCKS },       /* uid, gid, size */
-	{ IN_GENERATION, IN_CSUM },  /* generation, rdev, block pointers */
+static const struct { uint32_t off, end; int whole; } ordered[5] = {
+	{ IN_MODE, IN_LINKS, 0 },            /* mode, flags */
+	{ IN_LINKS, IN_UID, 0 },             /* links: a counter */
+	{ IN_UID, IN_BLOCKS, 0 },            /* uid, gid, size */
+	{ IN_GENERATION, IN_XATTR_BLOCK, 0 }, /* generation, rdev, block pointers */
+	{ IN_XATTR_BLOCK, IN_CSUM, 1 },      /* the attribute block, the attributes */
 };
 #define ORDERED_LINKS 1
+
+/* The label of part k's update in a store of the given kind. */
+static enum upd_kind part_kind(unsigned k, enum upd_kind kind)
+{
+	if (kind != UPD_INODEDEP || k < 3)
+		return kind;
+	return k == 3 ? UPD_ALLOCDIRECT : UPD_EXTATTR;
+}
 
 /* The first byte of [lo, hi) where a and b differ, or hi: eight at a
  * time while they agree. */
@@ -131,8 +149,10 @@ static uint32_t last_diff(const uint8_t *a, const uint8_t *b, uint32_t lo, uint3
 
 /*
  * Store an inode.  The change becomes updates of the ordered parts that
- * changed, the first waiting for w and the second for the first (a new or
- * zeroed inode: one update of all of it); the rest is a plain change.
+ * changed, the first waiting for w and each other for the one before it (a
+ * new or zeroed inode: one update of all of it); the rest is a plain
+ * change.  kind labels them; an inodedep store labels its block pointers
+ * allocdirect and its attributes extattr.
  * *id (if not NULL) is an update that, once on disk, means all of this
  * store is.
  */
@@ -157,11 +177,15 @@ int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 		last = buf_update(fs, b, off, SUFS_INODE_SIZE, kind, w);
 	} else {
 		w2 = w ? *w : (struct waits){ 0 };
-		for (k = 0; k < 4; k++) {
+		for (k = 0; k < 5; k++) {
 			lo = first_diff(raw, old, ordered[k].off, ordered[k].end);
 			hi = last_diff(raw, old, lo, ordered[k].end);
 			if (lo == hi)
 				continue;
+			if (ordered[k].whole) {
+				lo = ordered[k].off;
+				hi = ordered[k].end;
+			}
 			if (last) /* which waits for w: that is enough */
 				w2 = (struct waits){ .n = 1, .id = { last } };
 			if (k == ORDERED_LINKS && !S_ISDIR(in->mode))
@@ -169,9 +193,7 @@ int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 						 (int32_t)(get32(raw + IN_LINKS) - get32(old + IN_LINKS)),
 						 kind, &w2);
 			else
-				last = buf_update(fs, b, off + lo, hi - lo,
-						  k == 3 && kind == UPD_INODEDEP ? UPD_ALLOCDIRECT : kind,
-						  &w2);
+				last = buf_update(fs, b, off + lo, hi - lo, part_kind(k, kind), &w2);
 		}
 		if (memcmp(raw, old, SUFS_INODE_SIZE) != 0)
 			buf_touch(fs, b);

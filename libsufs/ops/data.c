@@ -334,8 +334,12 @@ static int do_setattr(struct sufs_fs *fs, uint32_t ino, const struct sufs_setatt
 			set_now(fs, &in, 0, 1, 0);
 		}
 	}
-	if (sa->mask & SUFS_SET_MODE)
+	if (sa->mask & SUFS_SET_MODE) {
 		in.mode = (uint16_t)((in.mode & S_IFMT) | (sa->mode & 07777));
+		err = xattr_acl_chmod(fs, &in);
+		if (err)
+			return err;
+	}
 	if (sa->mask & SUFS_SET_UID)
 		in.uid = sa->uid;
 	if (sa->mask & SUFS_SET_GID)

@@ -70,6 +70,8 @@ int inode_free(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 	if (f->was_dir)
 		dirhash_drop(fs, ino);
 	err = inode_walk(fs, ino, in, collect_fn, &f->blocks);
+	if (!err && in->xattr_block && block_in_range(fs, in->xattr_block))
+		err = blist_add(&f->blocks, in->xattr_block); /* its attribute block */
 	if (!err && !f->was_dir) {
 		/* never on disk: nothing on disk points to it or its blocks */
 		err = inode_forget_new(fs, ino);

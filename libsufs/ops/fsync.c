@@ -162,6 +162,8 @@ static int do_fsync(struct sufs_fs *fs, uint32_t ino)
 	if (fs->mode == SUFS_MODE_ASYNC)
 		return sufs_sync(fs); /* no ordering to follow: everything */
 	err = inode_walk(fs, ino, &in, fsync_block_fn, &l);
+	if (!err && in.xattr_block && block_in_range(fs, in.xattr_block))
+		err = add_block(fs, in.xattr_block, 0, fs->bsize, &l); /* changed in place */
 	if (!err)
 		err = add_inode(fs, ino, &l);
 	if (!err)

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 
 /* The key of a new directory's first name, to wait for (reachable_wait();
- * moved_note() files removals under the bare inode number). */
+ * moved_note() files removals under the bare inode number, removal_note()
+ * under REMOVALS_KEY()). */
 #define FIRST_NAME(ino) ((1ull << 32) | (ino))
 
 /*
@@ -334,6 +335,27 @@ void moved_wait(struct sufs_fs *fs, uint32_t ino, struct waits *w)
 	waits_add(w, deps_noted(fs, ino));
 }
 
+/*
+ * The names rename takes out of a directory: on disk, one of them may be
+ * the file's only name until its new one is there (the removal waits for
+ * it).  So the directory itself goes on disk (rmdir, or a rename over it)
+ * only once those removals are on disk: it waits for the newest, each of
+ * which waits for the one before (rename_old_name()), so that the newest
+ * on disk means all are.  Filed in the engine under a key of their own
+ * beside the moved directories' (deps_note()).
+ */
+#define REMOVALS_KEY(dir) ((uint64_t)2 << 32 | (dir)) /* not FIRST_NAME()'s */
+
+int removal_note(struct sufs_fs *fs, uint32_t dir, upd_id removal)
+{
+	return deps_note(fs, REMOVALS_KEY(dir), removal);
+}
+
+void removal_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w)
+{
+	waits_add(w, deps_noted(fs, REMOVALS_KEY(dir)));
+}
+
 /* The update that frees ino's inode bytes, if pending (to wait for it). */
 upd_id inode_last_update(struct sufs_fs *fs, uint32_t ino)
 {
@@ -380,9 +402,12 @@ static int do_unlink(struct sufs_fs *fs, uint32_t dir, const char *name, size_t 
 	} else if (S_ISDIR(in.mode)) {
 		return -EISDIR;
 	}
-	/* the name ".." confirms goes after any other a rename left */
-	if (rmdir)
+	/* the name ".." confirms goes after any other a rename left, and
+	 * after the names renames took out of it (removal_wait()) */
+	if (rmdir) {
 		moved_wait(fs, ino, &rw);
+		removal_wait(fs, ino, &rw);
+	}
 	/* rule 3: the name goes first; the link count follows it to disk */
 	err = dir_set(fs, dir, &din, name, len, 0, 0, UPD_DIRREM, &rw, &old, &removal);
 	if (!err)

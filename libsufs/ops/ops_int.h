@@ -17,7 +17,8 @@
  *
  * The files: read.c (stat, lookup, readdir, read, readlink, path names),
  * names.c (making and removing names), rename.c, free.c (freeing, files
- * held open), data.c (write, truncate, punch, setattr), fsync.c.
+ * held open), data.c (write, truncate, punch, setattr), fsync.c, xattr.c
+ * (extended attributes and ACLs).
  */
 #ifndef SUFS_OPS_INT_H
 #define SUFS_OPS_INT_H
@@ -145,6 +146,11 @@ int inode_free(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 /* How many holds a file has (sufs_hold()). */
 uint32_t hold_count(const struct sufs_fs *fs, uint32_t ino);
 
+/* ---- extended attributes (xattr.c), for setattr (data.c) ---------------------- */
+
+/* chmod: the access ACL follows the new mode in *in (stored by the caller). */
+int xattr_acl_chmod(struct sufs_fs *fs, struct sufs_inode *in);
+
 /* ---- removing names (names.c), for rename.c --------------------------------- */
 
 /* Drop one link of ino once removal is on disk; the last one frees it. */
@@ -152,7 +158,13 @@ int drop_link(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, upd_id re
 /* A moved directory's old-name removal, and a wait for the newest one. */
 int moved_note(struct sufs_fs *fs, uint32_t ino, upd_id removal);
 void moved_wait(struct sufs_fs *fs, uint32_t ino, struct waits *w);
+/* The first names of the new directories from dir up: a wait for each
+ * (before a name rename adds in dir lets the old one go). */
 int reachable_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w);
+/* A name rename took out of dir, and a wait for the newest such (before
+ * dir itself goes). */
+int removal_note(struct sufs_fs *fs, uint32_t dir, upd_id removal);
+void removal_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w);
 /* The update that frees ino's inode bytes, if pending (to wait for it). */
 upd_id inode_last_update(struct sufs_fs *fs, uint32_t ino);
 

@@ -131,8 +131,10 @@ static int rename_new_name(struct rename *r)
 		return err;
 	waits_add(&w, raised);
 	waits_add(&w, src);
-	if (r->tino && S_ISDIR(r->tin.mode))
+	if (r->tino && S_ISDIR(r->tin.mode)) {
 		moved_wait(fs, r->tino, &w);
+		removal_wait(fs, r->tino, &w); /* it goes: its renamed-out names first */
+	}
 	if (r->moving)
 		moved_wait(fs, r->ino, &w); /* a third name waits too */
 	if (r->tino)
@@ -178,8 +180,17 @@ static int rename_dotdot(struct rename *r)
 	return err;
 }
 
-/* The old name goes, only once the new one (and a moved directory's "..")
- * is on disk (rule 3); the link count comes down after it. */
+/*
+ * The old name goes, only once the new one (and a moved directory's "..")
+ * is on disk (rule 3), and reachable there: the first names of the new
+ * directories on the way up from the new name's (reachable_wait(); a
+ * directory made by mkdir whose name is not on disk reaches nothing), and
+ * the new name's directory inode, with its size and pointer to the block
+ * that holds the new name (one it grew by; a name in a block the
+ * directory does not map is not reachable); the link count comes down
+ * after it.  The old name's directory keeps the removal, for its own
+ * removal to wait for (removal_note()).
+ */
 static int rename_old_name(struct rename *r)
 {
 	struct sufs_fs *fs = r->fs;
@@ -189,6 +200,9 @@ static int rename_old_name(struct rename *r)
 
 	waits_add(&w, r->named);
 	waits_add(&w, r->dotdot);
+	waits_add(&w, inode_last_update(fs, r->ddir));
+	removal_wait(fs, r->sdir, &w); /* the one before from this directory */
+	/* last: what does not fit in w is written now */
 	err = reachable_wait(fs, r->ddir, &w);
 	if (err)
 		return err;
@@ -201,6 +215,8 @@ static int rename_old_name(struct rename *r)
 			      &r->removed);
 	if (!err && r->moving)
 		err = moved_note(fs, r->ino, r->removed);
+	if (!err)
+		err = removal_note(fs, r->sdir, r->removed);
 	if (err)
 		return err;
 	w.n = 0;

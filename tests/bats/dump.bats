@@ -99,7 +99,7 @@ inode_offset() {
 	assert_line --regexp '^  Free blocks: [0-9]+-4095$'
 	# every inode in use (the reserved inode 1 too) and the blocks of /, /dir, /dir/sub
 	used=$((1024 - $(echo "$output" | sed -n 's/^Free inodes: *//p')))
-	assert_line "Checksums checked: superblocks 1, group descriptors 1, inodes $used, directory blocks 3"
+	assert_line "Checksums checked: superblocks 1, group descriptors 1, inodes $used, directory blocks 3, attribute blocks 0"
 	assert_line "Checksum failures: 0"
 }
 
@@ -333,7 +333,7 @@ print([(m["level"], m["lblk"], m["pblk"]) for m in json.load(sys.stdin)["inode"]
 	"$DEBUG" -w -R "sif 2 block[1] 99997" "$IMG"
 	run --separate-stderr "$DUMP" "$IMG"
 	assert_success
-	assert_line --regexp '^Checksums checked: superblocks 1, group descriptors 1, inodes [0-9]+, directory blocks 3$'
+	assert_line --regexp '^Checksums checked: superblocks 1, group descriptors 1, inodes [0-9]+, directory blocks 3, attribute blocks 0$'
 	assert_equal "$stderr" ""
 }
 

@@ -295,10 +295,6 @@ corpus() {
 	corpus f_sb_features_compat
 }
 
-@test "f_sb_features_ro_compat: a read-only compatible feature no version knows" {
-	corpus f_sb_features_ro_compat
-}
-
 @test "f_sb_flags: a superblock flag this version does not know" {
 	corpus f_sb_flags
 }
@@ -405,4 +401,44 @@ corpus() {
 
 @test "f_snap_flag: a file of two names with the snapshot flag and no slot keeps its names and loses the flag" {
 	corpus f_snap_flag
+}
+
+@test "f_xattr_inline: the attributes in an inode name a namespace that does not exist" {
+	corpus f_xattr_inline
+}
+
+@test "f_xattr_bad_block: an attribute block pointer points into the metadata" {
+	corpus f_xattr_bad_block
+}
+
+@test "f_xattr_block_corrupt: an attribute block's entry has an unknown namespace" {
+	corpus f_xattr_block_corrupt
+}
+
+@test "f_xattr_out_of_order: an attribute block's entries are out of order" {
+	corpus f_xattr_out_of_order
+}
+
+@test "f_xattr_out_of_bounds: an attribute block's entry runs past the block" {
+	corpus f_xattr_out_of_bounds
+}
+
+@test "f_xattr_csum: an attribute block's checksum does not match its sound entries" {
+	corpus f_xattr_csum
+}
+
+@test "f_xattr_refcount: an attribute block counts two inodes" {
+	corpus f_xattr_refcount
+}
+
+@test "f_xattr_dup: two inodes name one attribute block: the second gets a copy" {
+	corpus f_xattr_dup
+}
+
+@test "f_xattr_data_block: an inode names another file's data block as its attribute block" {
+	corpus f_xattr_data_block
+}
+
+@test "f_xattr_leaked: an attribute block nothing names: a leak, freed" {
+	corpus f_xattr_leaked
 }

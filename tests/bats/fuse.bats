@@ -644,3 +644,36 @@ sufs-fuse: $IMG: run a full check first: fsck.sufs -f $IMG (or mount it read-onl
 	local vary='s/pid [0-9]+/pid (pid)/; s|mounted on /[^ )]*|mounted on (mount point)|'
 	diff -u <(sed -E "$vary" "$T/expected") <(sed -E "$vary" "$T/actual")
 }
+
+@test "extended attributes and ACLs through the mount: set, get, list, remove, and in the image after" {
+	require_cmd setfattr
+	require_cmd getfattr
+	mkimg "$IMG" 32M
+	mnt
+	echo data >"$MNT/f"
+	mkdir "$MNT/d"
+	setfattr -n user.color -v blue "$MNT/f"
+	setfattr -n user.big -v "$(printf 'x%.0s' $(seq 300))" "$MNT/f"
+	run getfattr --only-values -n user.color "$MNT/f"
+	assert_output blue
+	run getfattr -d --absolute-names "$MNT/f"
+	assert_line 'user.color="blue"'
+	setfattr -x user.color "$MNT/f"
+	run getfattr -n user.color "$MNT/f"
+	assert_failure
+	assert_output --partial "No such attribute"
+	run setfattr -n bogus.x -v 1 "$MNT/f"
+	assert_failure
+	if command -v setfacl >/dev/null; then
+		setfacl -m u:nobody:rw "$MNT/f"
+		run getfacl -cp "$MNT/f"
+		assert_line "user:nobody:rw-"
+		# the ACL's mask is the mode's group bits, at once
+		[ "$(stat -c %a "$MNT/f")" = 664 ]
+		setfacl -d -m u:nobody:rx "$MNT/d"
+	fi
+	umnt
+	run "$DEBUG" -R "ea_list /f" "$IMG"
+	assert_line --partial "user.big (300)"
+	refute_line --partial "user.color"
+}

@@ -1011,7 +1011,7 @@ EOF2
 	# with inodes enough, the directories' blocks do not fit
 	run --separate-stderr "$MKFS" -n -N 400 -d "$T/src" "$T/img" 1M
 	assert_failure 8
-	[[ $stderr == "mkfs.sufs: $T/src does not fit on $T/img: its directories and long symlinks alone need 300 blocks, the file system has "* ]]
+	[[ $stderr == "mkfs.sufs: $T/src does not fit on $T/img: its directories, long symlinks and attribute blocks alone need 300 blocks, the file system has "* ]]
 	# an existing file system is left as it was
 	"$MKFS" -q "$T/img" 4M
 	sum=$(sha "$T/img")
@@ -1204,7 +1204,7 @@ print(*struct.unpack("<qqq", f.read(24)))' "$T/img" "$off"
 	assert_success
 }
 
-@test "mkfs -d warns once that extended attributes are not copied" {
+@test "mkfs -d copies extended attributes; with -O ^xattr it warns once that they are not copied" {
 	mkdir -p "$T/src/d"
 	echo x >"$T/src/d/f"
 	echo y >"$T/src/g"
@@ -1213,7 +1213,12 @@ for p in sys.argv[1:]: os.setxattr(p, "user.sufs", b"1")' "$T/src/d" "$T/src/d/f
 		skip "the file system of $T has no user extended attributes"
 	run --separate-stderr "$MKFS" -q -d "$T/src" "$T/img" 8M
 	assert_success
-	assert_equal "$stderr" "mkfs.sufs: warning: $T/src/d: extended attributes are not copied, nor any other file's (sufs does not store them yet)"
+	assert_equal "$stderr" ""
+	run "$DEBUG" -R "ea_get /d/f user.sufs" "$T/img"
+	assert_output '"1"'
+	run --separate-stderr "$MKFS" -q -f -O ^xattr -d "$T/src" "$T/img" 8M
+	assert_success
+	assert_equal "$stderr" "mkfs.sufs: warning: $T/src/d: extended attributes not copied: the file system has none (-O ^xattr)"
 	# none: nothing said
 	rm -rf "$T/src" && mkdir "$T/src" && echo x >"$T/src/f"
 	run --separate-stderr "$MKFS" -q -f -d "$T/src" "$T/img" 8M

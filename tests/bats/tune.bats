@@ -85,14 +85,27 @@ copies() {
 	assert_line --index 0 "sufs-tune: -o fast: not a write mode (softdep, sync or async)"
 }
 
-@test "-O turns on no feature of format version 1: refused, the image unchanged" {
-	before=$(sha "$IMG")
-	run --separate-stderr "$TUNE" -O xattr "$IMG"
-	assert_failure 1
-	[[ $stderr == "sufs-tune: -O xattr: no such feature that can be turned on (format version 1 has none)"* ]]
-	[ "$(sha "$IMG")" = "$before" ]
+@test "-O xattr turns extended attributes on an image made without; any other feature is refused" {
+	mkimg "$IMG" 16M -O ^xattr
+	"$DEBUG" -w -R "mkdir /d" "$IMG"
 	run "$TUNE" -l "$IMG"
 	assert_line "Filesystem features:      (none)"
+	before=$(sha "$IMG")
+	run --separate-stderr "$TUNE" -O bogus "$IMG"
+	assert_failure 1
+	[[ $stderr == "sufs-tune: -O bogus: no such feature that can be turned on (xattr can)"* ]]
+	[ "$(sha "$IMG")" = "$before" ]
+	run "$TUNE" -O xattr "$IMG"
+	assert_success
+	run "$TUNE" -l "$IMG"
+	assert_line "Filesystem features:      compat 0x0, incompat 0x0, ro_compat 0x1"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+	"$DEBUG" -w -R "ea_set /d user.a 1" "$IMG"
+	run "$DEBUG" -R "ea_get /d user.a" "$IMG"
+	assert_output '"1"'
+	run "$FSCK" -fn "$IMG"
+	assert_success
 }
 
 @test "sufs-tune refuses a missing image, one that is not sufs, and a damaged primary, changing nothing" {

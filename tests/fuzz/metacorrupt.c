@@ -9,8 +9,8 @@
  * superblock copy, the group descriptor table, the bitmaps and the inode
  * tables (all of them: a damaged free inode is damage too), and, for every
  * inode in use, all blocks of a directory, the block of a symlink whose
- * target does not fit in the inode and the indirect blocks of a regular
- * file.  File data is never touched.  -l prints their numbers, one a line.
+ * target does not fit in the inode, the indirect blocks of a regular
+ * file, and its attribute block.  File data is never touched.  -l prints their numbers, one a line.
  *
  * IN is copied to OUT, then BYTES bytes (default 16), each at a place drawn
  * uniformly from all the metadata bytes, are changed: half of them by one
@@ -119,6 +119,9 @@ static int find_metadata(struct sufs_fs *fs, struct blocks *b)
 			continue;
 		if (sufs_inode_get(fs, ino, &in))
 			continue;
+		if (in.xattr_block && in.xattr_block < sb->blocks_count &&
+		    (rc = add(b, in.xattr_block)) != 0)
+			break;
 		switch (in.mode & S_IFMT) {
 		case S_IFDIR:
 			m.all = 1;
