@@ -148,10 +148,14 @@ ids_of() {
 	local ino
 	ino=$(rows "$output" | awk '$2 == "inodedep" && $4 == "inode_table" && $5 == 768 { print $1 }')
 	[ -n "$ino" ]
-	[ "$(grep -cE "^\`-- #$ino inodedep, .*: blocked, epoch 2\$" <<<"$output")" -eq 1 ]
-	[ "$(grep -cE "^\`-- #$ino inodedep, .*: blocked, epoch 2 \(waits as shown above\)\$" <<<"$output")" -eq 1 ]
-	# /a/f: its inode, the bitmap bit it waits for, its two names; not /a/g, not /a
-	[ "$(grep -cE '^\s+u[0-9]+ \[label=' "$T/f.dot")" -eq 4 ]
+	[ "$(grep -cE "^ *\`-- #$ino inodedep, .*: blocked, epoch 2\$" <<<"$output")" -eq 1 ]
+	[ "$(grep -cE "^ *\`-- #$ino inodedep, .*: blocked, epoch 2 \(waits as shown above\)\$" <<<"$output")" -eq 1 ]
+	# the link raises the link count by a counter's change, which waits
+	# for the inode: /a/h's name waits for it
+	assert_line --regexp '^`-- #[0-9]+ inodedep, block [0-9]+ \(inode table\) bytes 772\+4: blocked, epoch 2$'
+	# /a/f: its inode, the bitmap bit it waits for, its raised link count,
+	# its two names; not /a/g, not /a
+	[ "$(grep -cE '^\s+u[0-9]+ \[label=' "$T/f.dot")" -eq 5 ]
 	[ "$(grep -c 'subgraph cluster_' "$T/f.dot")" -eq 3 ]
 	grep -q "u$ino \[label=\"#$ino inodedep" "$T/f.dot"
 	! grep -q 'bytes 1024+256' "$T/f.dot"
