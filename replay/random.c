@@ -19,6 +19,11 @@
  * far more than an entry takes, which covers the blocks a directory keeps
  * after its entries go (directories do not shrink).
  *
+ * The tree read at the start may be one a crash left: a directory renamed
+ * may have both its names.  The model keeps the first name it reads, and
+ * the directory that holds the second is never taken for empty (so too a
+ * directory with a name no path can hold).
+ *
  * Extended attributes: files and directories get user.a to user.d (the
  * model keeps each one's length), small enough to stay in the inode, or
  * large enough to grow into a block and shrink back out of it; a file
@@ -52,6 +57,7 @@ struct node {                   /* an inode */
 	uint32_t ino;           /* found in the starting tree, else 0 */
 	uint64_t size;          /* regular files */
 	uint64_t charged;       /* blocks charged for its contents */
+	int foreign;            /* a directory with entries the model leaves out */
 };
 
 struct name {
@@ -68,6 +74,8 @@ struct random_gen {
 	size_t *pick;           /* scratch: candidates for a choice */
 	uint32_t bsize;
 	int xattr;              /* the image has extended attributes */
+	uint8_t *dirs_seen;     /* while reading the tree: a bit per inode */
+	uint32_t inodes_count;
 	int64_t blocks_left, inodes_left;     /* the budget */
 	int64_t blocks_freed, inodes_freed;   /* back at the next sync */
 	unsigned counter;       /* for fresh names */
@@ -202,8 +210,10 @@ static size_t name_find(struct random_gen *g, const char *path)
 
 static int dir_empty(struct random_gen *g, const char *dir)
 {
-	size_t i;
+	size_t i = name_find(g, dir);
 
+	if (i != SIZE_MAX && node_of(g, i)->foreign)
+		return 0;
 	for (i = 0; i < g->nnames; i++)
 		if (is_child(g->names[i].path, dir))
 			return 0;
@@ -223,6 +233,8 @@ static unsigned depth(const char *path)
 
 /* The blocks charged for a name (see the top of the file). */
 #define NAME_BLOCKS 1
+
+static uint64_t data_charged(const struct node *n);
 
 /* A node is gone: its inode and blocks come back at the next sync. */
 static void node_free(struct random_gen *g, size_t node)
@@ -595,7 +607,7 @@ static int gen_write(struct random_gen *g)
 		len = MAX_FILE_SIZE - off;
 	/* the file can only hold what its new size allows: charge the rest */
 	need = file_blocks(g, off + len > n->size ? off + len : n->size);
-	cost = need > n->charged ? need - n->charged : 0;
+	cost = need > data_charged(n) ? need - data_charged(n) : 0;
 	if (!spend(g, cost, 0))
 		return 0;
 	n->charged += cost;
@@ -632,9 +644,9 @@ static int gen_truncate(struct random_gen *g)
 	if (size > MAX_FILE_SIZE)
 		size = MAX_FILE_SIZE;
 	/* a shrink frees blocks (back at the next sync); a grow makes a hole */
-	if (file_blocks(g, size) < n->charged) {
-		g->blocks_freed += (int64_t)(n->charged - file_blocks(g, size));
-		n->charged = file_blocks(g, size);
+	if (file_blocks(g, size) < data_charged(n)) {
+		g->blocks_freed += (int64_t)(data_charged(n) - file_blocks(g, size));
+		n->charged -= data_charged(n) - file_blocks(g, size);
 	}
 	n->size = size;
 	line_begin(g, NULL, "truncate");
@@ -847,6 +859,12 @@ static size_t xattr_bytes(const struct node *n)
 		if (n->xset & (1u << k))
 			total += (SUFS_XATTR_ENTRY_HDR + 1 + n->xlen[k] + 3u) & ~3u;
 	return total;
+}
+
+/* The blocks charged for a node's contents: all but its attribute block. */
+static uint64_t data_charged(const struct node *n)
+{
+	return n->charged - (xattr_bytes(n) > SUFS_XATTR_INLINE);
 }
 
 static int is_xattr_owner(struct random_gen *g, size_t i)
@@ -1247,13 +1265,28 @@ const char *random_next(struct random_gen *g)
 
 /* ---- the starting tree --------------------------------------------------------------- */
 
+/* Was directory inode ino seen before while reading the tree?  It is now. */
+static int bit_test_set(struct random_gen *g, uint32_t ino)
+{
+	uint8_t bit = (uint8_t)(1u << (ino % 8));
+	int seen;
+
+	if (ino >= g->inodes_count + 1u)
+		return 1;   /* not an inode of this file system: leave it alone */
+	seen = (g->dirs_seen[ino / 8] & bit) != 0;
+	g->dirs_seen[ino / 8] |= bit;
+	return seen;
+}
+
 struct walk {
 	struct random_gen *g;
 	struct sufs_fs *fs;
 	const char *dir;          /* path of the directory read */
+	size_t dir_node;          /* and its node */
 	struct subdir {           /* its subdirectories, to read next */
 		char *path;
 		uint32_t ino;
+		size_t node;
 	} *subdirs;
 	size_t nsub, subcap;
 };
@@ -1303,13 +1336,21 @@ static int walk_entry(void *arg, const char *name, size_t len, uint32_t ino, uns
 	(void)ftype;
 	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
 		return 0;
-	if (memchr(name, '\0', len))
+	if (memchr(name, '\0', len)) {
+		g->nodes[w->dir_node].foreign = 1;
 		return 0;   /* cannot be named in a path: leave it alone */
+	}
 	if ((!w->dir[0] || !strcmp(w->dir, "/")) && len == 5 && !memcmp(name, ".snap", 5))
 		return 0;   /* the snapshots: the library's own */
 	err = sufs_stat(w->fs, ino, &st);
 	if (err)
 		return err;
+	if (S_ISDIR(st.mode) && bit_test_set(g, ino)) {
+		/* a directory's second name, which only a crash leaves (a
+		 * rename of it cut short): the model keeps the first */
+		g->nodes[w->dir_node].foreign = 1;
+		return 0;
+	}
 	path = path_join(w->dir, name, len);
 	if (!path)
 		return -ENOMEM;
@@ -1343,6 +1384,7 @@ static int walk_entry(void *arg, const char *name, size_t len, uint32_t ino, uns
 		}
 		w->subdirs[w->nsub].path = strdup(path);
 		w->subdirs[w->nsub].ino = ino;
+		w->subdirs[w->nsub].node = node;
 		if (!w->subdirs[w->nsub].path) {
 			free(path);
 			return -ENOMEM;
@@ -1354,15 +1396,17 @@ static int walk_entry(void *arg, const char *name, size_t len, uint32_t ino, uns
 }
 
 /* Read the tree under dir (a path) into the model, depth first. */
-static int walk_tree(struct random_gen *g, struct sufs_fs *fs, const char *dir, uint32_t ino)
+static int walk_tree(struct random_gen *g, struct sufs_fs *fs, const char *dir, uint32_t ino,
+		     size_t node)
 {
-	struct walk w = { g, fs, dir, NULL, 0, 0 };
+	struct walk w = { g, fs, dir, node, NULL, 0, 0 };
 	size_t i;
 	int err = sufs_readdir(fs, ino, walk_entry, &w);
 
 	for (i = 0; i < w.nsub; i++) {
 		if (!err)
-			err = walk_tree(g, fs, w.subdirs[i].path, w.subdirs[i].ino);
+			err = walk_tree(g, fs, w.subdirs[i].path, w.subdirs[i].ino,
+					w.subdirs[i].node);
 		free(w.subdirs[i].path);
 	}
 	free(w.subdirs);
@@ -1392,8 +1436,16 @@ int random_open(struct sufs_fs *fs, uint64_t seed, struct random_gen **out)
 	node = node_new(g, N_DIR);
 	name_add(g, root, node);
 	err = g->err;
+	g->inodes_count = sb->inodes_count;
+	g->dirs_seen = calloc(sb->inodes_count / 8 + 1, 1);
+	if (!err && !g->dirs_seen)
+		err = -ENOMEM;
+	if (!err && bit_test_set(g, sb->root_ino))
+		err = -SUFS_ECORRUPT;
 	if (!err)
-		err = walk_tree(g, fs, "/", sb->root_ino);
+		err = walk_tree(g, fs, "/", sb->root_ino, node);
+	free(g->dirs_seen);
+	g->dirs_seen = NULL;
 	if (err) {
 		random_close(g);
 		return err;
