@@ -654,7 +654,7 @@ sufs-fuse: $IMG: run a full check first: fsck.sufs -f $IMG (or mount it read-onl
 	mkdir "$MNT/d"
 	setfattr -n user.color -v blue "$MNT/f"
 	setfattr -n user.big -v "$(printf 'x%.0s' $(seq 300))" "$MNT/f"
-	run getfattr --only-values -n user.color "$MNT/f"
+	run getfattr --absolute-names --only-values -n user.color "$MNT/f"
 	assert_output blue
 	run getfattr -d --absolute-names "$MNT/f"
 	assert_line 'user.color="blue"'
