@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -75,12 +76,16 @@ void ctl_close(struct ctl *c)
 	c->fd = c->passed_fd = -1;
 }
 
+#define FUSE_SUPER_MAGIC 0x65735546
+#define MOUNT_WAIT_TRIES 40        /* of 50 ms: a mount just made */
+
 int ctl_connect(const char *path, struct ctl *c)
 {
 	struct sockaddr_un sa;
+	struct statfs sfs;
 	socklen_t len;
 	struct stat st;
-	int fd, err;
+	int fd, err, tries = 0, fresh = 0;
 
 	ctl_init(c, -1);
 	if (stat(path, &st))
@@ -90,16 +95,23 @@ int ctl_connect(const char *path, struct ctl *c)
 		if (st.st_ino != SUFS_ROOT_INO)
 			return -ENOENT;
 		ctl_mount_name(st.st_dev, &sa, &len);
+		/* the daemon names the channel after its mount, which is
+		 * seen first: a FUSE mount's channel may be a moment away */
+		fresh = statfs(path, &sfs) == 0 && sfs.f_type == FUSE_SUPER_MAGIC;
 	} else if (ctl_image_name(&st, &sa, &len)) {
 		return -ENOENT;
 	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, len)) {
+	for (;;) {
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -errno;
+		if (connect(fd, (struct sockaddr *)&sa, len) == 0)
+			break;
 		err = errno == ECONNREFUSED ? -ENOENT : -errno;
 		close(fd);
-		return err;
+		if (!fresh || err != -ENOENT || ++tries == MOUNT_WAIT_TRIES)
+			return err;
+		usleep(50000);
 	}
 	ctl_init(c, fd);
 	return 0;
