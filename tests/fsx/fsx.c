@@ -399,19 +399,24 @@ static int verify(const char *model, const char *path)
 
 	if (!f || fstat(fileno(f), &st)) {
 		fprintf(stderr, "fsx: %s: %s\n", model, strerror(errno));
+		if (f)
+			fclose(f);
 		return 1;
 	}
 	r.size = (uint64_t)st.st_size;
 	r.model = malloc(r.size ? r.size : 1);
 	if (!r.model || fread(r.model, 1, r.size, f) != r.size) {
 		fprintf(stderr, "fsx: %s: cannot read it\n", model);
+		free(r.model);
+		fclose(f);
 		return 1;
 	}
 	fclose(f);
 	open_file(&r, 0);
 	check_all(&r);
 	printf("fsx: %s holds the %" PRIu64 " bytes of %s\n", path, r.size, model);
-	return 0;
+	free(r.model);
+	return close(r.fd) ? 1 : 0;
 }
 
 /* A number, with a K, M or G suffix (powers of 1024); -1 when malformed. */
@@ -496,5 +501,6 @@ int main(int argc, char **argv)
 	for (i = 0; i < OP_COUNT; i++)
 		printf("%s%s %" PRIu64, i ? ", " : "", op_names[i], r.counts[i]);
 	printf(")\n");
+	free(r.model);
 	return close(r.fd) ? 1 : 0;
 }
