@@ -174,17 +174,6 @@ int ctl_send(struct ctl *c, int passfd, const char *word, ...)
 	return (size_t)sent == n ? 0 : -EIO; /* lines are short: sent whole */
 }
 
-static int hexval(int ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	return -1;
-}
-
 /* Split a line (NUL-terminated, no newline) into words, unescaped in place. */
 static int split(char *line, char **words, int max)
 {
@@ -194,8 +183,8 @@ static int split(char *line, char **words, int max)
 	while (*r && n < max) {
 		words[n++] = w;
 		while (*r && *r != ' ') {
-			if (r[0] == '%' && hexval(r[1]) >= 0 && hexval(r[2]) >= 0) {
-				*w++ = (char)(hexval(r[1]) << 4 | hexval(r[2]));
+			if (r[0] == '%' && hex_digit(r[1]) >= 0 && hex_digit(r[2]) >= 0) {
+				*w++ = (char)(hex_digit(r[1]) << 4 | hex_digit(r[2]));
 				r += 3;
 			} else {
 				*w++ = *r++;

@@ -66,17 +66,6 @@ static int errno_by_name(const char *name)
 /* Words                                                                     */
 /* ------------------------------------------------------------------------ */
 
-static int hex_digit(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int is_blank(char c)
 {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n';

@@ -61,6 +61,17 @@ static int number_base(const char *s)
 	return s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 16 : 10;
 }
 
+int hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 int parse_u64(const char *s, uint64_t *out)
 {
 	char *end;

@@ -48,6 +48,8 @@ void warnmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "prog (sufs) VERSION" on stdout, for --version. */
 void print_version(void);
 
+/* The value of a hex digit, either case; -1 for any other character. */
+int hex_digit(int c);
 /* Whole numbers in decimal (or 0x hex); 0 or -1 when malformed or too big. */
 int parse_u64(const char *s, uint64_t *out);
 int parse_u32(const char *s, uint32_t *out);

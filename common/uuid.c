@@ -12,17 +12,6 @@
 #include <sys/random.h>
 #include <time.h>
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int uuid_parse(const char *s, uint8_t uuid[16])
 {
 	unsigned i = 0, n = 0;
@@ -36,8 +25,8 @@ int uuid_parse(const char *s, uint8_t uuid[16])
 				return -1;
 			continue;
 		}
-		hi = hexval((unsigned char)s[i]);
-		lo = hexval((unsigned char)s[i + 1]);
+		hi = hex_digit((unsigned char)s[i]);
+		lo = hex_digit((unsigned char)s[i + 1]);
 		if (hi < 0 || lo < 0)
 			return -1;
 		uuid[n++] = (uint8_t)(hi << 4 | lo);
