@@ -21,7 +21,7 @@ SRCDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PACKAGES="autoconf automake libtool pkg-config make gcc libblkid-dev libreadline-dev
 zlib1g-dev libcmocka-dev bats bats-assert bats-support e2fsprogs python3 tmux graphviz expect
 universal-ctags binutils
-jq libfuse3-dev fuse3 psmisc perl fuse2fs postmark"
+jq libfuse3-dev fuse3 psmisc perl fuse2fs postmark attr acl"
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 usage() {

@@ -72,6 +72,8 @@ static void usage(FILE *f)
 		"  -o age=SECONDS     write back changes older than this (%d; 0: never by age)\n"
 		"  -o timeout=SECONDS how long the kernel may cache names and attributes (%g)\n"
 		"  -o nobgcheck       after a crash, do not run the background check\n"
+		"  -o noacl           ACLs are kept but not enforced (the mode bits alone)\n"
+		"  -o direct          read and write the image with O_DIRECT (past the page cache)\n"
 		"  -o bgthrottle=KIB  the background check reads at most KIB KiB/s\n"
 		"  -o OPTION          libfuse's and mount's options (allow_other, ...)\n"
 		"      --help         show this help (and libfuse's options) and exit\n"
@@ -112,7 +114,7 @@ void note(struct mount *m, int level, const char *fmt, ...)
 struct cmdline {
 	char *image, *mountpoint;
 	char *mode, *cache, *dirty, *age, *timeout, *bgthrottle;
-	int ro, nobgcheck, help, version, extra;
+	int ro, nobgcheck, noacl, direct, help, version, extra;
 	int max_threads;           /* -o max_threads was given (libfuse's option) */
 };
 
@@ -126,6 +128,8 @@ static const struct fuse_opt spec[] = {
 	OPT("age=%s", age),
 	OPT("timeout=%s", timeout),
 	OPT("nobgcheck", nobgcheck),
+	OPT("noacl", noacl),
+	OPT("direct", direct),
 	OPT("bgthrottle=%s", bgthrottle),
 	FUSE_OPT_KEY("ro", KEY_RO),
 	FUSE_OPT_KEY("max_threads=", KEY_MAX_THREADS),
@@ -214,6 +218,8 @@ static int take_options(const struct cmdline *c, struct mount *m, uint64_t *cach
 	m->throttle_kib = c->bgthrottle ? t : 0;
 	m->readonly = c->ro;
 	m->bgcheck = !c->nobgcheck;
+	m->acl = !c->noacl;
+	m->direct = c->direct;
 	return EXIT_OK;
 }
 
@@ -236,7 +242,8 @@ static int add_mount_options(struct fuse_args *args, const char *image)
 		*o++ = *p;
 	}
 	*o = 0;
-	/* the kernel checks permissions: sufs has the mode bits and no more */
+	/* the kernel checks permissions: the mode bits, and the ACLs when
+	 * op_init() turns them on */
 	if (fuse_opt_add_arg(args, "-o") || fuse_opt_add_arg(args, opt) ||
 	    fuse_opt_add_arg(args, "-osubtype=sufs-fuse,default_permissions")) {
 		free(opt);
@@ -293,7 +300,13 @@ static int open_mounted_image(struct mount *m, uint64_t cache_bytes)
 
 	/* the write lock first (one writer at a time), then a look at the
 	 * superblock, which must not be written if the image is refused */
-	rc = sufs_dev_open(m->image, m->readonly ? 0 : SUFS_DEV_RDWR, &dev);
+	rc = sufs_dev_open(m->image, (m->readonly ? 0 : SUFS_DEV_RDWR) |
+			   (m->direct ? SUFS_DEV_DIRECT : 0), &dev);
+	if (rc == -EINVAL && m->direct) {
+		errmsg("%s: cannot open with O_DIRECT (-o direct): the file system it is on "
+		       "has no direct I/O", shown(m->image));
+		return EXIT_OPEN;
+	}
 	if (rc) {
 		errmsg("%s: %s", shown(m->image), open_error(m->image, rc));
 		return EXIT_OPEN;
@@ -312,6 +325,8 @@ static int open_mounted_image(struct mount *m, uint64_t cache_bytes)
 		return EXIT_OPEN;
 	}
 	m->block_size = sufs_get_super(m->fs)->block_size;
+	if (!(sufs_get_super(m->fs)->features_ro_compat & SUFS_FEATURE_RO_XATTR))
+		m->acl = 0; /* no attributes, no ACLs */
 	if (cache_bytes)
 		sufs_set_cache_size(m->fs, (size_t)cache_bytes);
 	sufs_set_writeback(m->fs, m->dirty_percent, m->age_seconds * 1000u);

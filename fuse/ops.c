@@ -8,8 +8,8 @@
  * reply.  Holding the lock across the calls of one request is what makes
  * each request atomic to every other (a create and the stat of what it
  * made, a lookup and the hold on what it found).  The kernel checks
- * permissions itself (default_permissions, always on: sufs has no more
- * than the mode bits), so a handler only does what it is asked.
+ * permissions itself (default_permissions, always on, with the ACLs
+ * where the image has them), so a handler only does what it is asked.
  */
 #include "config.h"
 
@@ -138,7 +138,16 @@ static int new_owner(struct mount *m, fuse_req_t req, uint32_t dir, mode_t *mode
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	struct mount *m = userdata;
+
+	/* POSIX ACLs, on an image with attributes: the kernel checks them
+	 * and leaves the umask to the daemon (make()), which applies it
+	 * only where no default ACL is inherited */
+	if (m->acl && (conn->capable & FUSE_CAP_POSIX_ACL) &&
+	    (conn->capable & FUSE_CAP_DONT_MASK))
+		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+	else
+		m->acl = 0;
 	/* the kernel clears set-user-ID and set-group-ID bits itself on
 	 * write, truncate and chown (it sends the setattr), and truncates
 	 * itself before an open with O_TRUNC (so that it does so then too) */
@@ -341,11 +350,18 @@ static int make(fuse_req_t req, fuse_ino_t parent, struct make *mk, struct fuse_
 	struct sufs_fs *fs = m->fs;
 	struct sufs_cred cred;
 	uint32_t dir = ino_of(parent), ino;
-	size_t len = strlen(mk->name);
-	int rc = new_owner(m, req, dir, &mk->mode, &cred);
+	size_t len = strlen(mk->name), dlen;
+	int rc = new_owner(m, req, dir, &mk->mode, &cred), inherited;
 
 	if (rc)
 		return fuse_errno(m, rc, "reading", dir);
+	if (m->acl && mk->kind != MAKE_SYMLINK) {
+		rc = sufs_getxattr(fs, dir, "system.posix_acl_default", NULL, 0, &dlen, NULL);
+		if (rc == -ENODATA)
+			mk->mode &= ~(fuse_req_ctx(req)->umask & 0777);
+		else if (rc)
+			return fuse_errno(m, rc, "reading the default ACL of", dir);
+	}
 	switch (mk->kind) {
 	case MAKE_NODE:
 		rc = sufs_mknod(fs, dir, mk->name, len, (uint32_t)mk->mode, major(mk->rdev),
@@ -363,6 +379,11 @@ static int make(fuse_req_t req, fuse_ino_t parent, struct make *mk, struct fuse_
 	}
 	if (rc)
 		return fuse_errno(m, rc, "making a name in", dir);
+	if (m->acl && mk->kind != MAKE_SYMLINK) {
+		rc = sufs_acl_inherit(fs, dir, ino, &inherited);
+		if (rc)
+			return fuse_errno(m, rc, "giving the default ACL to", ino);
+	}
 	return entry_of(m, dir, ino, e);
 }
 

@@ -57,6 +57,7 @@ struct mount {
 	const char *image;         /* as given on the command line */
 	char *mountpoint;          /* absolute */
 	int readonly;
+	int direct;                /* -o direct: the image opened with O_DIRECT */
 	unsigned mode;             /* the write mode asked for */
 	double timeout;            /* how long the kernel may cache names and attributes */
 	uint32_t block_size;
@@ -64,6 +65,8 @@ struct mount {
 	atomic_uint snapdir;       /* /.snap's inode, once looked up: never cached */
 	atomic_int stopping;       /* the session is ending: threads leave */
 	int foreground;            /* messages on stderr, else to syslog */
+	int acl;                   /* POSIX ACLs: asked for (-o noacl: not), then
+	                              what the kernel agreed to (op_init) */
 	int bgcheck;               /* run the background check at mount */
 	uint32_t throttle_kib;     /* its pace (0: as fast as it goes) */
 	unsigned dirty_percent, age_seconds;

@@ -4,11 +4,13 @@
  * name (sufs_getxattr() and the others: Linux's namespaces and errors,
  * POSIX ACLs kept in step with the mode) with the caller's credentials.
  *
- * ACLs are stored, listed and kept in step with the mode, but the kernel
- * is not told that the mount has them (FUSE_CAP_POSIX_ACL): permissions
- * are the mode bits' (default_permissions), and a new file does not take
- * its directory's default ACL.  Setting an ACL changes the mode, so the
- * kernel forgets the attributes it holds of the file.
+ * POSIX ACLs are the kernel's to enforce (FUSE_CAP_POSIX_ACL, asked for
+ * in ops.c's op_init() on an image with attributes, unless -o noacl):
+ * it reads system.posix_acl_access to check a permission and keeps what
+ * it read; the daemon keeps the mode in step with the ACL (the library
+ * does) and gives a new file its directory's default ACL (ops.c's
+ * make()).  Setting an ACL changes the mode, so the kernel forgets the
+ * attributes it holds of the file.
  */
 #include "config.h"
 

@@ -353,6 +353,8 @@ struct sufs_dev {
 #define SUFS_DEV_RDWR   0x1
 #define SUFS_DEV_CREATE 0x2   /* create the file if it does not exist */
 #define SUFS_DEV_EXCL   0x4   /* O_EXCL on a block device */
+#define SUFS_DEV_DIRECT 0x8   /* aligned blocks with O_DIRECT, past the page cache
+                                 (-EINVAL where the file system has none) */
 
 int sufs_dev_open(const char *path, unsigned flags, struct sufs_dev **out);
 int sufs_dev_read(struct sufs_dev *dev, uint64_t off, void *buf, size_t len);
@@ -627,6 +629,16 @@ int sufs_listxattr(struct sufs_fs *fs, uint32_t ino, char *list, size_t size, si
 /* Remove name: -ENODATA when there is none. */
 int sufs_removexattr(struct sufs_fs *fs, uint32_t ino, const char *name,
 		     const struct sufs_cred *cred);
+/*
+ * ino was just made in dir: give it dir's default ACL, as Linux's own file
+ * systems do at create, mkdir and mknod (acl(5)): its access ACL is the
+ * default ACL with the owner, mask (or group) and other entries cut to
+ * ino's permission bits, and the bits follow; a directory also keeps the
+ * default ACL as its own.  *inherited is 1 if dir had one, else 0 and
+ * nothing changes: the caller applies its umask instead (sufs-fuse with
+ * the kernel's POSIX ACLs).  Symbolic links take none.
+ */
+int sufs_acl_inherit(struct sufs_fs *fs, uint32_t dir, uint32_t ino, int *inherited);
 
 /* Bound the buffer cache (default 64 MiB; at least 64 blocks).  Dirty blocks
  * are written back once half of it is dirty. */

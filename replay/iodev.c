@@ -239,11 +239,11 @@ static uint32_t peek_block_size(struct sufs_dev *inner)
 	return SUFS_DEF_BLOCK_SIZE;
 }
 
-int iodev_open(const char *path, struct iodev **out)
+int iodev_open(const char *path, unsigned flags, struct iodev **out)
 {
 	struct sufs_dev *inner, *dev;
 	struct iodev *io;
-	int err = sufs_dev_open(path, SUFS_DEV_RDWR, &inner);
+	int err = sufs_dev_open(path, SUFS_DEV_RDWR | flags, &inner);
 
 	if (err)
 		return err;

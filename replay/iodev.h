@@ -38,9 +38,10 @@ struct iodev_counts {
  * Open the image at path for writing and wrap it.  The block size (for
  * counting and for the log) comes from the image's superblock; an image
  * whose superblock is not sufs is left for sufs_open_dev() to refuse.
- * iodev_dev() is the device to open the file system on.
+ * iodev_dev() is the device to open the file system on.  flags are more
+ * of sufs_dev_open()'s (SUFS_DEV_DIRECT).
  */
-int iodev_open(const char *path, struct iodev **out);
+int iodev_open(const char *path, unsigned flags, struct iodev **out);
 struct sufs_dev *iodev_dev(struct iodev *io);
 uint32_t iodev_block_size(const struct iodev *io);
 

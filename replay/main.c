@@ -60,6 +60,7 @@ struct args {
 	int fixed_time;           /* SOURCE_DATE_EPOCH */
 	int64_t time_sec;
 	uint64_t cache_bytes;     /* --cache, 0: the library's default */
+	int direct;               /* --direct: the image opened with O_DIRECT */
 	unsigned broken_rule;     /* --break-rule */
 	int crash_check;          /* --crash-check or --crash-state */
 	int bgfsck;               /* --bgfsck */
@@ -163,6 +164,8 @@ static void usage(FILE *f)
 		"      --seed S                 the random workload's seed (default 0)\n"
 		"      --print-script           print the random workload, do not run it\n"
 		"      --cache SIZE             the buffer cache's size (K, M suffixes)\n"
+		"      --direct                 write the image with O_DIRECT, past the page\n"
+		"                               cache (to time the device's own writes)\n"
 		"      --bgfsck                 run a background check (fsck.sufs -b) in a second\n"
 		"                               thread while the workload runs; with --crash-check,\n"
 		"                               repair each crash state with it\n"
@@ -245,7 +248,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 		OPT_MODE = 256, OPT_STATS, OPT_JSON, OPT_IOLOG, OPT_CRASH_WRITE,
 		OPT_CRASH_EPOCH, OPT_RANDOM, OPT_SEED, OPT_PRINT, OPT_CACHE, OPT_CHECK,
 		OPT_STATE, OPT_SUBSETS, OPT_JOBS, OPT_DIR, OPT_REPORTS, OPT_BREAK, OPT_BGFSCK,
-		OPT_THROTTLE,
+		OPT_THROTTLE, OPT_DIRECT,
 	};
 	static const struct option longopts[] = {
 		{ "mode", required_argument, NULL, OPT_MODE },
@@ -267,6 +270,7 @@ static void parse_args(int argc, char **argv, struct args *a)
 		{ "break-rule", required_argument, NULL, OPT_BREAK },
 		{ "bgfsck", no_argument, NULL, OPT_BGFSCK },
 		{ "throttle", required_argument, NULL, OPT_THROTTLE },
+		{ "direct", no_argument, NULL, OPT_DIRECT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -369,6 +373,9 @@ static void parse_args(int argc, char **argv, struct args *a)
 		case OPT_BGFSCK:
 			a->bgfsck = 1;
 			break;
+		case OPT_DIRECT:
+			a->direct = 1;
+			break;
 		case OPT_THROTTLE:
 			v = opt_count("--throttle", optarg);
 			if (v < 1 || v > UINT32_MAX)
@@ -405,6 +412,9 @@ static void parse_args(int argc, char **argv, struct args *a)
 	if (a->crash_check && (stats || a->iolog || a->crash_kind || a->print_script))
 		usage_error("--crash-check runs alone: no --stats, --iolog, --print-script or "
 			    "crash point (--json prints its summary)");
+	if (a->direct && (a->crash_check || a->print_script))
+		usage_error("--direct goes with a workload run on the image: --crash-check "
+			    "writes its states in memory, --print-script runs nothing");
 	if (quiet && !a->crash_check)
 		usage_error("--quiet goes with --crash-check");
 	if (check_only && !a->crash_check)
@@ -876,8 +886,13 @@ static int same_file(const char *path, const char *other)
 /* Open the image through the wrapper device; returns 0 or an exit status. */
 static int open_fs(const struct args *a, struct iodev **io, struct sufs_fs **fs)
 {
-	int rc = iodev_open(a->image, io);
+	int rc = iodev_open(a->image, a->direct ? SUFS_DEV_DIRECT : 0, io);
 
+	if (rc == -EINVAL && a->direct) {
+		errmsg("cannot open %s with O_DIRECT (--direct): the file system it is on has "
+		       "no direct I/O", shown(a->image));
+		return EXIT_OPEN;
+	}
 	if (rc) {
 		errmsg("cannot open %s: %s", shown(a->image), sufs_strerror(rc));
 		return EXIT_OPEN;

@@ -129,9 +129,11 @@ int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, v
 	if (fs->deps->failed && fs->deps->order_lost && (err = fs->deps->order_lost(fs)) != 0)
 		return err;
 	/* the staging area is kept from epoch to epoch: a fresh one would
-	 * cost a page fault for each of its pages at every epoch */
-	if (!fs->deps->stage)
-		fs->deps->stage = malloc((size_t)RUN_MAX * fs->bsize);
+	 * cost a page fault for each of its pages at every epoch; aligned to
+	 * a page, so that a device opened with O_DIRECT takes it as it is */
+	if (!fs->deps->stage &&
+	    posix_memalign((void **)&fs->deps->stage, 4096, (size_t)RUN_MAX * fs->bsize))
+		fs->deps->stage = NULL;
 	stage = fs->deps->stage;
 	list = malloc(c->dirty * sizeof(*list));
 	if (!list || !stage) {

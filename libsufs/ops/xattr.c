@@ -340,6 +340,59 @@ int sufs_removexattr(struct sufs_fs *fs, uint32_t ino, const char *name,
 }
 
 /*
+ * A new file takes its directory's default ACL (acl(5), "Object creation
+ * and default ACLs"; Linux's posix_acl_create()): its access ACL is the
+ * default ACL with the owner, mask (or group) and other entries cut to
+ * the permission bits it was made with, and its mode follows; a new
+ * directory keeps the default ACL as its own too.  Two changes of the
+ * new inode, each one update, made before anything else runs under the
+ * lock: a crash between them leaves the mode already cut (never more
+ * than was asked for) without the ACL's named entries.
+ */
+int sufs_acl_inherit(struct sufs_fs *fs, uint32_t dir, uint32_t ino, int *inherited)
+{
+	struct sufs_inode in;
+	uint8_t *area = NULL, *acl = NULL;
+	size_t off, nlen, vlen = 0;
+	uint16_t mode;
+	int err = feature(fs);
+
+	*inherited = 0;
+	if (err)
+		return 0; /* no attributes, no default ACLs */
+	err = load_live(fs, dir, &in);
+	if (!err && S_ISDIR(in.mode))
+		err = area_load(fs, &in, &area);
+	if (!err && area &&
+	    xattr_find(area, xattr_area_max(fs), SUFS_XATTR_ACL_DEFAULT, "", 0, &off)) {
+		nlen = area[off + XE_NAMELEN];
+		vlen = get16(area + off + XE_VALLEN);
+		acl = malloc(2 * vlen);
+		if (acl) {
+			memcpy(acl, area + off + XE_NAME + nlen, vlen);
+			memcpy(acl + vlen, acl, vlen);
+		} else {
+			err = -ENOMEM;
+		}
+	}
+	free(area);
+	if (!err && acl)
+		err = load_live(fs, ino, &in);
+	if (!err && acl && !S_ISLNK(in.mode)) {
+		*inherited = 1;
+		mode = in.mode & acl_mode(acl, vlen, in.mode);
+		acl_chmod(acl, vlen, mode);
+		err = do_setxattr(fs, ino, sufs_xattr_prefix(SUFS_XATTR_ACL_ACCESS), acl, vlen,
+				  0, NULL, 0);
+		if (!err && S_ISDIR(in.mode))
+			err = do_setxattr(fs, ino, sufs_xattr_prefix(SUFS_XATTR_ACL_DEFAULT),
+					  acl + vlen, vlen, 0, NULL, 0);
+	}
+	free(acl);
+	return fs_op_end(fs, err);
+}
+
+/*
  * chmod: the access ACL's owner, mask (or group) and other entries take
  * the new permission bits (acl(5)).  in is the inode as the caller will
  * store it, with its new mode; an ACL in the inode changes there, one in

@@ -18,6 +18,7 @@ setup() {
 
 teardown() {
 	fuse_cleanup "$MNT" "$T/mnt2" "$T/run/mnt"
+	[ -z "${OPEN:-}" ] || rm -rf "$OPEN"
 }
 
 # mnt [IMG] [ARG...]: mount (IMG defaults to $IMG) with allow_other, as
@@ -676,4 +677,134 @@ sufs-fuse: $IMG: run a full check first: fsck.sufs -f $IMG (or mount it read-onl
 	run "$DEBUG" -R "ea_list /f" "$IMG"
 	assert_line --partial "user.big (300)"
 	refute_line --partial "user.color"
+}
+
+# as_nobody CMD...: run CMD as the user nobody (for the kernel's checks).
+as_nobody() {
+	runuser -u nobody -- "$@"
+}
+
+# open_mount: the image and the mount point where nobody can reach them.
+open_mount() {
+	OPEN=$(mktemp -d /tmp/sufs-fuse.XXXXXX)
+	chmod 755 "$OPEN"
+	IMG=$OPEN/fs.img
+	MNT=$OPEN/mnt
+	mkdir "$MNT"
+}
+
+# acl_mount: a fresh image mounted where nobody reaches it, its root open
+# to all.
+acl_mount() {
+	require_cmd setfacl
+	require_cmd getfacl
+	require_cmd runuser
+	open_mount
+	mkimg "$IMG" 32M
+	mnt
+	chmod 755 "$MNT"
+}
+
+@test "the kernel enforces ACLs on the mount: a named user's entry grants, the mask limits, -o noacl leaves the mode bits" {
+	acl_mount
+	echo secret >"$MNT/f"
+	chmod 600 "$MNT/f"
+	run as_nobody cat "$MNT/f"
+	assert_failure
+	assert_output --partial "Permission denied"
+	setfacl -m u:nobody:r "$MNT/f"
+	run as_nobody cat "$MNT/f"
+	assert_success
+	assert_output secret
+	run as_nobody sh -c "echo more >>'$MNT/f'"
+	assert_failure
+	# the mask cuts the named entry; the mode's group bits are the mask's
+	setfacl -m m::- "$MNT/f"
+	[ "$(stat -c %a "$MNT/f")" = 600 ]
+	run as_nobody cat "$MNT/f"
+	assert_failure
+	# chmod changes the mask, and with it what nobody may do
+	chmod 640 "$MNT/f"
+	run as_nobody cat "$MNT/f"
+	assert_success
+	umnt
+	mnt -o noacl
+	run as_nobody cat "$MNT/f"
+	assert_failure
+	run getfacl -cp "$MNT/f"
+	assert_line "user:nobody:r--"
+	umnt
+}
+
+@test "a new file takes its directory's default ACL, a new directory keeps it too, and the umask applies only where there is none" {
+	acl_mount
+	mkdir "$MNT/d"
+	setfacl -d -m u:nobody:rwx "$MNT/d"
+	(umask 022 && touch "$MNT/d/x" && mkdir "$MNT/d/sub" && mkfifo "$MNT/d/p")
+	run getfacl -cp "$MNT/d/x"
+	assert_line "user:nobody:rwx	#effective:rw-"
+	assert_line "mask::rw-"
+	refute_line --partial "default:"
+	[ "$(stat -c %a "$MNT/d/x")" = 664 ] # the umask is not applied
+	run getfacl -cp "$MNT/d/sub"
+	assert_line "user:nobody:rwx"
+	assert_line "default:user:nobody:rwx"
+	[ "$(stat -c %a "$MNT/d/sub")" = 775 ]
+	run getfacl -cp "$MNT/d/p"
+	assert_line "user:nobody:rwx	#effective:rw-"
+	# the inherited entry grants: nobody writes a file root made
+	run as_nobody sh -c "echo hi >'$MNT/d/x'"
+	assert_success
+	# a grandchild inherits through the new directory
+	touch "$MNT/d/sub/y"
+	run getfacl -cp "$MNT/d/sub/y"
+	assert_line "user:nobody:rwx	#effective:rw-"
+	# no default ACL: the umask, as everywhere
+	(umask 077 && touch "$MNT/y" && mkdir "$MNT/z")
+	[ "$(stat -c %a "$MNT/y")" = 600 ]
+	[ "$(stat -c %a "$MNT/z")" = 700 ]
+	run getfacl -cp "$MNT/y"
+	refute_line --partial "user:nobody"
+	umnt
+}
+
+@test "a round trip: a tree with user. attributes and ACLs, mkfs.sufs -d, the same seen on the mount (getfattr, getfacl) and after rdump" {
+	acl_tree
+	attr_listing "$SRC" >"$T/want"
+	"$MKFS" -q -d "$SRC" "$IMG" 32M
+	mnt
+	attr_listing "$MNT" >"$T/got"
+	run diff -u "$T/want" "$T/got"
+	assert_success
+	grep -q "user:1234:rw-" "$T/got" # not two empty listings
+	# changed on the mount, then rdump
+	setfattr -n user.added -v 1 "$MNT/dir/file"
+	setfacl -m u:99:r "$MNT/big"
+	umnt
+	setfattr -n user.added -v 1 "$SRC/dir/file"
+	setfacl -m u:99:r "$SRC/big"
+	attr_listing "$SRC" >"$T/want"
+	mkdir "$T/out"
+	run "$DEBUG" -R "rdump / $T/out" "$IMG"
+	assert_success
+	attr_listing "$T/out" >"$T/got"
+	run diff -u "$T/want" "$T/got"
+	assert_success
+	grep -q "user.added" "$T/got"
+}
+
+@test "-o direct: the image read and written with O_DIRECT; what was written is there after a remount" {
+	make_tree "$T/src" 300 5
+	mkimg "$IMG" 64M
+	mnt -o direct
+	grep -q "sufs-fuse" /proc/mounts
+	cp -a "$T/src/." "$MNT/"
+	# the daemon's descriptors: one of them opened with O_DIRECT (040000)
+	run bash -c "for f in /proc/$FUSE_PID/fdinfo/*; do
+		[ \"\$(readlink /proc/$FUSE_PID/fd/\${f##*/})\" = '$IMG' ] && grep '^flags' \$f; done"
+	assert_line --regexp '^flags:\s+[0-7]*[4-7][0-7]{4}$'
+	umnt
+	mnt -o direct,ro
+	diff -r "$T/src" "$MNT"
+	umnt
 }

@@ -178,3 +178,45 @@ run_examples() {
 			env -u TZ -u SOURCE_DATE_EPOCH bash "$T/examples.sh" >"$T/actual"
 	)
 }
+
+# long N: N bytes of x
+long() {
+	printf 'x%.0s' $(seq 1 "$1")
+}
+
+# A tree on the host with user. attributes and ACLs, in $SRC; skipped
+# where the file system of $T keeps neither.
+acl_tree() {
+	require_cmd setfattr
+	require_cmd getfattr
+	require_cmd setfacl
+	require_cmd getfacl
+	SRC=$T/src
+	mkdir -p "$SRC/dir/sub"
+	printf 'hello\n' >"$SRC/dir/file"
+	printf 'data\n' >"$SRC/big"
+	ln -s file "$SRC/dir/link"
+	setfattr -n user.colour -v blue "$SRC/dir/file" 2>/dev/null ||
+		skip "the file system of $T keeps no user. attributes"
+	setfattr -n user.empty "$SRC/dir/file"
+	setfattr -n user.bin -v 0x00ff017f "$SRC/dir/file"
+	setfattr -n user.long -v "$(long 600)" "$SRC/big"
+	setfattr -n user.dir -v top "$SRC/dir"
+	setfacl -m u:1234:rw,g:5678:r "$SRC/dir/file" 2>/dev/null ||
+		skip "the file system of $T keeps no ACLs"
+	setfacl -d -m u:1234:rwx "$SRC/dir/sub"
+	setfacl -m u:4321:r "$SRC/dir/sub"
+}
+
+# attr_listing DIR: every file's attributes and ACLs, in the order of the
+# names (not of a directory's entries, which differ from one file system
+# to another).
+attr_listing() {
+	(
+		cd "$1" && find . -path ./lost+found -prune -o -print | LC_ALL=C sort |
+			while read -r f; do
+				getfattr -h -d -m - "$f" 2>/dev/null
+				[ -L "$f" ] || getfacl -p "$f" 2>/dev/null
+			done
+	)
+}

@@ -1501,3 +1501,32 @@ EOF
 		assert_success
 	done
 }
+
+@test "--direct writes the image with O_DIRECT, past the page cache: the same image as without, checked clean" {
+	local text='create /a
+write /a 0 3M 1
+mkdir /d
+create /d/b
+write /d/b 100 5000 2
+sync
+unlink /a'
+	cp "$IMG" "$T/plain.img"
+	play "$text" --direct
+	assert_success
+	printf '%s\n' "$text" >"$T/script"
+	"$REPLAY" "$T/plain.img" "$T/script"
+	cmp "$IMG" "$T/plain.img"
+	run "$FSCK" -fn "$IMG"
+	assert_success
+	if command -v strace >/dev/null; then
+		# the blocks went through a descriptor opened with O_DIRECT
+		mkimg "$IMG" 16M
+		strace -f -o "$T/trace" -e trace=openat,pwrite64 "$REPLAY" --direct "$IMG" "$T/script"
+		fd=$(sed -nE 's/.*openat\(.*fs\.img", [A-Z_|]*O_DIRECT[A-Z_|]*\) = ([0-9]+)$/\1/p' "$T/trace")
+		[ -n "$fd" ] || fail "no open with O_DIRECT: $(grep openat "$T/trace")"
+		grep -qE "pwrite64\($fd, " "$T/trace" || fail "no write through it"
+	fi
+	play "$text" --direct --crash-check
+	assert_failure 1
+	[[ $stderr == *"--direct goes with a workload run on the image"* ]] || fail "$stderr"
+}

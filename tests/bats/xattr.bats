@@ -29,35 +29,6 @@ fresh() {
 	replay "$IMG" "create /f" "mkdir /d"
 }
 
-# long N: N bytes of x
-long() {
-	printf 'x%.0s' $(seq 1 "$1")
-}
-
-# A tree on the host with user. attributes and ACLs, in $SRC; skipped
-# where the file system of $T keeps neither.
-acl_tree() {
-	require_cmd setfattr
-	require_cmd getfattr
-	require_cmd setfacl
-	require_cmd getfacl
-	SRC=$T/src
-	mkdir -p "$SRC/dir/sub"
-	printf 'hello\n' >"$SRC/dir/file"
-	printf 'data\n' >"$SRC/big"
-	ln -s file "$SRC/dir/link"
-	setfattr -n user.colour -v blue "$SRC/dir/file" 2>/dev/null ||
-		skip "the file system of $T keeps no user. attributes"
-	setfattr -n user.empty "$SRC/dir/file"
-	setfattr -n user.bin -v 0x00ff017f "$SRC/dir/file"
-	setfattr -n user.long -v "$(long 600)" "$SRC/big"
-	setfattr -n user.dir -v top "$SRC/dir"
-	setfacl -m u:1234:rw,g:5678:r "$SRC/dir/file" 2>/dev/null ||
-		skip "the file system of $T keeps no ACLs"
-	setfacl -d -m u:1234:rwx "$SRC/dir/sub"
-	setfacl -m u:4321:r "$SRC/dir/sub"
-}
-
 @test "mkfs.sufs sets the xattr feature; with -O ^xattr the attribute calls are refused and a list is empty" {
 	mkimg "$T/img" 4M -b 1024
 	run "$DUMP" -h "$T/img"

@@ -340,6 +340,61 @@ static void acls_keep_the_mode_in_step_and_are_checked(void **state)
 	assert_int_equal(len, 0);
 }
 
+static void a_new_file_takes_its_directorys_default_acl_cut_to_its_mode(void **state)
+{
+	/* user::rwx user:1000:rwx group::r-x mask::rwx other::r-x */
+	static const unsigned dflt[][3] = { { 1, 7, ~0u }, { 2, 7, 1000 }, { 4, 5, ~0u },
+					    { 0x10, 7, ~0u }, { 0x20, 5, ~0u } };
+	struct tfs *t = *state;
+	uint32_t d = mkdir_(t->fs, SUFS_ROOT_INO, "d", 0755), f, sub, plain, l = 0;
+	uint8_t v[64], got[64];
+	size_t n = acl(v, dflt, 5), len;
+	int inherited = -1;
+	struct sufs_check_opts o = { .flags = SUFS_CHECK_NO | SUFS_CHECK_FORCE };
+	struct sufs_check_result r;
+
+	/* no default ACL: nothing changes, the caller applies its umask */
+	plain = create(t->fs, SUFS_ROOT_INO, "plain", 0666);
+	assert_int_equal(sufs_acl_inherit(t->fs, SUFS_ROOT_INO, plain, &inherited), 0);
+	assert_int_equal(inherited, 0);
+	assert_int_equal(inode(t->fs, plain).mode, 0100666);
+	assert_int_equal(sufs_listxattr(t->fs, plain, NULL, 0, &len, NULL), 0);
+	assert_int_equal(len, 0);
+	/* a file made 0640: owner rw-, mask r--, other ---; the named entry
+	 * is kept whole (the mask cuts it) */
+	assert_int_equal(sufs_setxattr(t->fs, d, "system.posix_acl_default", v, n, 0, NULL), 0);
+	f = create(t->fs, d, "f", 0640);
+	assert_int_equal(sufs_acl_inherit(t->fs, d, f, &inherited), 0);
+	assert_int_equal(inherited, 1);
+	assert_int_equal(inode(t->fs, f).mode, 0100640);
+	assert_int_equal(sufs_getxattr(t->fs, f, "system.posix_acl_access", got, sizeof(got),
+				       &len, NULL), 0);
+	assert_int_equal(len, n);
+	assert_int_equal(get16(got + 4 + 2), 6);          /* owner rw- */
+	assert_int_equal(get16(got + 4 + 8 + 2), 7);      /* user:1000 rwx */
+	assert_int_equal(get16(got + 4 + 2 * 8 + 2), 5);  /* group r-x */
+	assert_int_equal(get16(got + 4 + 3 * 8 + 2), 4);  /* mask r-- */
+	assert_int_equal(get16(got + 4 + 4 * 8 + 2), 0);  /* other --- */
+	assert_int_equal(sufs_getxattr(t->fs, f, "system.posix_acl_default", got, sizeof(got),
+				       &len, NULL), -ENODATA);
+	/* a directory keeps the default ACL as its own too */
+	sub = mkdir_(t->fs, d, "sub", 0777);
+	assert_int_equal(sufs_acl_inherit(t->fs, d, sub, &inherited), 0);
+	assert_int_equal(inode(t->fs, sub).mode, 040775); /* other r-x */
+	assert_int_equal(sufs_getxattr(t->fs, sub, "system.posix_acl_default", got, sizeof(got),
+				       &len, NULL), 0);
+	assert_memory_equal(got, v, n);
+	/* a symbolic link takes none */
+	assert_int_equal(sufs_symlink(t->fs, d, "l", 1, "f", &user, &l), 0);
+	assert_int_equal(sufs_acl_inherit(t->fs, d, l, &inherited), 0);
+	assert_int_equal(inherited, 0);
+	assert_int_equal(inode(t->fs, l).mode, 0120777);
+	/* and the image checks clean */
+	tu_close(t);
+	assert_int_equal(sufs_check(t->path, &o, &r), 0);
+	assert_int_equal(r.problems, 0);
+}
+
 /* ---- where they live, and the order in which they reach the disk ------------------- */
 
 /* The updates pending on one block, as the tools see them. */
@@ -557,6 +612,7 @@ int main(void)
 		IN_MODES(set_get_list_and_remove_answer_with_linux_sizes),
 		T(every_error_is_linuxs),
 		T(acls_keep_the_mode_in_step_and_are_checked),
+		IN_MODES(a_new_file_takes_its_directorys_default_acl_cut_to_its_mode),
 		T(attributes_grow_into_a_block_after_it_and_shrink_back_before_it_goes),
 		IN_MODES(a_files_last_link_frees_its_attribute_block_once_its_inode_is_gone),
 		IN_MODES(fsync_makes_attributes_durable_across_a_crash),
