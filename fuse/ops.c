@@ -350,17 +350,24 @@ static int make(fuse_req_t req, fuse_ino_t parent, struct make *mk, struct fuse_
 	struct sufs_fs *fs = m->fs;
 	struct sufs_cred cred;
 	uint32_t dir = ino_of(parent), ino;
-	size_t len = strlen(mk->name), dlen;
-	int rc = new_owner(m, req, dir, &mk->mode, &cred), inherited;
+	size_t len = strlen(mk->name);
+	mode_t asked;
+	uint32_t cut;
+	int rc = new_owner(m, req, dir, &mk->mode, &cred), acl = 0;
 
 	if (rc)
 		return fuse_errno(m, rc, "reading", dir);
+	asked = mk->mode;
 	if (m->acl && mk->kind != MAKE_SYMLINK) {
-		rc = sufs_getxattr(fs, dir, "system.posix_acl_default", NULL, 0, &dlen, NULL);
-		if (rc == -ENODATA)
-			mk->mode &= ~(fuse_req_ctx(req)->umask & 0777);
-		else if (rc)
+		/* the kernel left the umask to us: it goes where no default
+		 * ACL comes instead */
+		rc = sufs_acl_create_mode(fs, dir, (uint32_t)mk->mode, &cut, &acl);
+		if (rc)
 			return fuse_errno(m, rc, "reading the default ACL of", dir);
+		if (!acl)
+			mk->mode &= ~(fuse_req_ctx(req)->umask & 0777);
+		else
+			mk->mode = (mode_t)cut;
 	}
 	switch (mk->kind) {
 	case MAKE_NODE:
@@ -379,8 +386,8 @@ static int make(fuse_req_t req, fuse_ino_t parent, struct make *mk, struct fuse_
 	}
 	if (rc)
 		return fuse_errno(m, rc, "making a name in", dir);
-	if (m->acl && mk->kind != MAKE_SYMLINK) {
-		rc = sufs_acl_inherit(fs, dir, ino, &inherited);
+	if (acl) {
+		rc = sufs_acl_inherit(fs, dir, ino, (uint32_t)asked, &acl);
 		if (rc)
 			return fuse_errno(m, rc, "giving the default ACL to", ino);
 	}

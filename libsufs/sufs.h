@@ -630,15 +630,24 @@ int sufs_listxattr(struct sufs_fs *fs, uint32_t ino, char *list, size_t size, si
 int sufs_removexattr(struct sufs_fs *fs, uint32_t ino, const char *name,
 		     const struct sufs_cred *cred);
 /*
- * ino was just made in dir: give it dir's default ACL, as Linux's own file
- * systems do at create, mkdir and mknod (acl(5)): its access ACL is the
- * default ACL with the owner, mask (or group) and other entries cut to
- * ino's permission bits, and the bits follow; a directory also keeps the
- * default ACL as its own.  *inherited is 1 if dir had one, else 0 and
- * nothing changes: the caller applies its umask instead (sufs-fuse with
- * the kernel's POSIX ACLs).  Symbolic links take none.
+ * Default ACLs, as Linux's own file systems give them at create, mkdir and
+ * mknod (acl(5)), in two calls around the one that makes the file.
+ * sufs_acl_create_mode(): the mode to make a file of mode in dir with:
+ * mode itself when dir has no default ACL (*has_default 0: the caller
+ * applies its umask instead, as sufs-fuse does with the kernel's POSIX
+ * ACLs), else mode cut to what the default ACL's owner, owning group and
+ * other entries grant, so that until the next call the file grants no
+ * more than its ACL will.  sufs_acl_inherit(), once ino (asked for with
+ * mode) is made in dir: its access ACL is dir's default ACL with the
+ * owner, mask (or group) and other entries cut to mode, and its mode
+ * bits follow; a directory also keeps the default ACL as its own.
+ * *inherited is 1 if dir had one, else 0 and nothing changes.  Symbolic
+ * links take none.
  */
-int sufs_acl_inherit(struct sufs_fs *fs, uint32_t dir, uint32_t ino, int *inherited);
+int sufs_acl_create_mode(struct sufs_fs *fs, uint32_t dir, uint32_t mode, uint32_t *out,
+			 int *has_default);
+int sufs_acl_inherit(struct sufs_fs *fs, uint32_t dir, uint32_t ino, uint32_t mode,
+		     int *inherited);
 
 /* Bound the buffer cache (default 64 MiB; at least 64 blocks).  Dirty blocks
  * are written back once half of it is dirty. */

@@ -89,6 +89,11 @@ uint16_t acl_mode(const void *value, size_t len, uint16_t mode)
 	return mode;
 }
 
+unsigned acl_group_obj(const void *value, size_t len)
+{
+	return get16(acl_find((uint8_t *)value, len, ACL_GROUP_OBJ) + ACL_E_PERM);
+}
+
 void acl_chmod(void *value, size_t len, uint16_t mode)
 {
 	uint8_t *u = acl_find(value, len, ACL_USER_OBJ), *o = acl_find(value, len, ACL_OTHER);

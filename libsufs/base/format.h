@@ -139,6 +139,8 @@ static inline uint32_t xattr_entry_size(uint32_t name_len, uint32_t value_len)
  * bits from it; and the ACL made to agree with a mode's bits. */
 int acl_is_mode(const void *value, size_t len);
 uint16_t acl_mode(const void *value, size_t len, uint16_t mode);
+/* The permissions of the owning group's own entry (not the mask's). */
+unsigned acl_group_obj(const void *value, size_t len);
 void acl_chmod(void *value, size_t len, uint16_t mode);
 
 struct sufs_inode;

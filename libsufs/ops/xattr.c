@@ -339,54 +339,88 @@ int sufs_removexattr(struct sufs_fs *fs, uint32_t ino, const char *name,
 	return fs_op_end(fs, do_setxattr(fs, ino, name, NULL, 0, SUFS_XATTR_REPLACE, cred, 1));
 }
 
-/*
- * A new file takes its directory's default ACL (acl(5), "Object creation
- * and default ACLs"; Linux's posix_acl_create()): its access ACL is the
- * default ACL with the owner, mask (or group) and other entries cut to
- * the permission bits it was made with, and its mode follows; a new
- * directory keeps the default ACL as its own too.  Two changes of the
- * new inode, each one update, made before anything else runs under the
- * lock: a crash between them leaves the mode already cut (never more
- * than was asked for) without the ACL's named entries.
- */
-int sufs_acl_inherit(struct sufs_fs *fs, uint32_t dir, uint32_t ino, int *inherited)
+/* dir's default ACL into a fresh *acl (*len bytes); *acl NULL when it has
+ * none. */
+static int default_acl(struct sufs_fs *fs, uint32_t dir, uint8_t **acl, size_t *len)
 {
 	struct sufs_inode in;
-	uint8_t *area = NULL, *acl = NULL;
-	size_t off, nlen, vlen = 0;
-	uint16_t mode;
-	int err = feature(fs);
+	uint8_t *area = NULL;
+	size_t off;
+	int err = load_live(fs, dir, &in);
 
-	*inherited = 0;
-	if (err)
-		return 0; /* no attributes, no default ACLs */
-	err = load_live(fs, dir, &in);
+	*acl = NULL;
+	*len = 0;
 	if (!err && S_ISDIR(in.mode))
 		err = area_load(fs, &in, &area);
 	if (!err && area &&
 	    xattr_find(area, xattr_area_max(fs), SUFS_XATTR_ACL_DEFAULT, "", 0, &off)) {
-		nlen = area[off + XE_NAMELEN];
-		vlen = get16(area + off + XE_VALLEN);
-		acl = malloc(2 * vlen);
-		if (acl) {
-			memcpy(acl, area + off + XE_NAME + nlen, vlen);
-			memcpy(acl + vlen, acl, vlen);
-		} else {
+		*len = get16(area + off + XE_VALLEN);
+		*acl = malloc(*len);
+		if (*acl)
+			memcpy(*acl, area + off + XE_NAME + area[off + XE_NAMELEN], *len);
+		else
 			err = -ENOMEM;
-		}
 	}
 	free(area);
+	return err;
+}
+
+int sufs_acl_create_mode(struct sufs_fs *fs, uint32_t dir, uint32_t mode, uint32_t *out,
+			 int *has_default)
+{
+	uint8_t *acl;
+	size_t len;
+	uint16_t bits, group;
+	int err;
+
+	*out = mode;
+	*has_default = 0;
+	if (feature(fs))
+		return 0;
+	err = default_acl(fs, dir, &acl, &len);
+	if (err || !acl)
+		return err;
+	*has_default = 1;
+	/* the owner's, the other's and the group's class, narrowed to the
+	 * owning group's own entry */
+	bits = acl_mode(acl, len, 0);
+	group = (uint16_t)(acl_group_obj(acl, len) << 3 | ~(uint16_t)070);
+	*out = mode & ((uint32_t)(bits & group) | ~0777u);
+	free(acl);
+	return 0;
+}
+
+/*
+ * A new file takes its directory's default ACL (acl(5), "Object creation
+ * and default ACLs"; Linux's posix_acl_create()): its access ACL is the
+ * default ACL with the owner, mask (or group) and other entries cut to
+ * the mode it was asked for, and its mode follows; a new directory keeps
+ * the default ACL as its own too.  Made with sufs_acl_create_mode()'s
+ * mode, the file grants no more before these two changes than after.
+ */
+int sufs_acl_inherit(struct sufs_fs *fs, uint32_t dir, uint32_t ino, uint32_t mode,
+		     int *inherited)
+{
+	struct sufs_inode in;
+	uint8_t *acl = NULL;
+	size_t len = 0;
+	int err;
+
+	*inherited = 0;
+	if (feature(fs))
+		return 0; /* no attributes, no default ACLs */
+	err = default_acl(fs, dir, &acl, &len);
 	if (!err && acl)
 		err = load_live(fs, ino, &in);
 	if (!err && acl && !S_ISLNK(in.mode)) {
 		*inherited = 1;
-		mode = in.mode & acl_mode(acl, vlen, in.mode);
-		acl_chmod(acl, vlen, mode);
-		err = do_setxattr(fs, ino, sufs_xattr_prefix(SUFS_XATTR_ACL_ACCESS), acl, vlen,
-				  0, NULL, 0);
-		if (!err && S_ISDIR(in.mode))
-			err = do_setxattr(fs, ino, sufs_xattr_prefix(SUFS_XATTR_ACL_DEFAULT),
-					  acl + vlen, vlen, 0, NULL, 0);
+		err = S_ISDIR(in.mode) ? do_setxattr(fs, ino,
+						     sufs_xattr_prefix(SUFS_XATTR_ACL_DEFAULT),
+						     acl, len, 0, NULL, 0) : 0;
+		acl_chmod(acl, len, (uint16_t)(mode & acl_mode(acl, len, (uint16_t)mode)));
+		if (!err)
+			err = do_setxattr(fs, ino, sufs_xattr_prefix(SUFS_XATTR_ACL_ACCESS), acl,
+					  len, 0, NULL, 0);
 	}
 	free(acl);
 	return fs_op_end(fs, err);

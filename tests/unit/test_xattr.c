@@ -352,10 +352,15 @@ static void a_new_file_takes_its_directorys_default_acl_cut_to_its_mode(void **s
 	int inherited = -1;
 	struct sufs_check_opts o = { .flags = SUFS_CHECK_NO | SUFS_CHECK_FORCE };
 	struct sufs_check_result r;
+	uint32_t cut = 0;
+	int has = -1;
 
 	/* no default ACL: nothing changes, the caller applies its umask */
+	assert_int_equal(sufs_acl_create_mode(t->fs, SUFS_ROOT_INO, 0100666, &cut, &has), 0);
+	assert_int_equal(has, 0);
+	assert_int_equal(cut, 0100666);
 	plain = create(t->fs, SUFS_ROOT_INO, "plain", 0666);
-	assert_int_equal(sufs_acl_inherit(t->fs, SUFS_ROOT_INO, plain, &inherited), 0);
+	assert_int_equal(sufs_acl_inherit(t->fs, SUFS_ROOT_INO, plain, 0666, &inherited), 0);
 	assert_int_equal(inherited, 0);
 	assert_int_equal(inode(t->fs, plain).mode, 0100666);
 	assert_int_equal(sufs_listxattr(t->fs, plain, NULL, 0, &len, NULL), 0);
@@ -363,8 +368,15 @@ static void a_new_file_takes_its_directorys_default_acl_cut_to_its_mode(void **s
 	/* a file made 0640: owner rw-, mask r--, other ---; the named entry
 	 * is kept whole (the mask cuts it) */
 	assert_int_equal(sufs_setxattr(t->fs, d, "system.posix_acl_default", v, n, 0, NULL), 0);
+	/* made first with no more than the owner, owning group and other
+	 * entries grant: 0666 -> 0644 (group r-x), 0640 as it is */
+	assert_int_equal(sufs_acl_create_mode(t->fs, d, 0100666, &cut, &has), 0);
+	assert_int_equal(has, 1);
+	assert_int_equal(cut, 0100644);
+	assert_int_equal(sufs_acl_create_mode(t->fs, d, 0100640, &cut, &has), 0);
+	assert_int_equal(cut, 0100640);
 	f = create(t->fs, d, "f", 0640);
-	assert_int_equal(sufs_acl_inherit(t->fs, d, f, &inherited), 0);
+	assert_int_equal(sufs_acl_inherit(t->fs, d, f, 0640, &inherited), 0);
 	assert_int_equal(inherited, 1);
 	assert_int_equal(inode(t->fs, f).mode, 0100640);
 	assert_int_equal(sufs_getxattr(t->fs, f, "system.posix_acl_access", got, sizeof(got),
@@ -378,15 +390,15 @@ static void a_new_file_takes_its_directorys_default_acl_cut_to_its_mode(void **s
 	assert_int_equal(sufs_getxattr(t->fs, f, "system.posix_acl_default", got, sizeof(got),
 				       &len, NULL), -ENODATA);
 	/* a directory keeps the default ACL as its own too */
-	sub = mkdir_(t->fs, d, "sub", 0777);
-	assert_int_equal(sufs_acl_inherit(t->fs, d, sub, &inherited), 0);
+	sub = mkdir_(t->fs, d, "sub", 0755);
+	assert_int_equal(sufs_acl_inherit(t->fs, d, sub, 0777, &inherited), 0);
 	assert_int_equal(inode(t->fs, sub).mode, 040775); /* other r-x */
 	assert_int_equal(sufs_getxattr(t->fs, sub, "system.posix_acl_default", got, sizeof(got),
 				       &len, NULL), 0);
 	assert_memory_equal(got, v, n);
 	/* a symbolic link takes none */
 	assert_int_equal(sufs_symlink(t->fs, d, "l", 1, "f", &user, &l), 0);
-	assert_int_equal(sufs_acl_inherit(t->fs, d, l, &inherited), 0);
+	assert_int_equal(sufs_acl_inherit(t->fs, d, l, 0777, &inherited), 0);
 	assert_int_equal(inherited, 0);
 	assert_int_equal(inode(t->fs, l).mode, 0120777);
 	/* and the image checks clean */
