@@ -125,10 +125,12 @@ static const struct sufs_dev_ops file_ops = {
 	.close = file_close,
 };
 
-/* The O_DIRECT descriptor of f and its alignment: 0, or -EINVAL where the
- * file system has no direct I/O (tmpfs). */
+/* The O_DIRECT descriptor of f and its alignment: 0, -EINVAL where the
+ * file system has no direct I/O, -ESTALE when path no longer names fd's
+ * file. */
 static int open_direct(const char *path, int oflags, int fd, struct file_dev *f)
 {
+	struct stat st, dst;
 	unsigned a = 0;
 	int sector;
 #ifdef STATX_DIOALIGN
@@ -145,7 +147,16 @@ static int open_direct(const char *path, int oflags, int fd, struct file_dev *f)
 		a = (unsigned)sector;
 	f->align = a ? a : 4096;
 	f->dfd = open(path, oflags | O_CLOEXEC | O_DIRECT);
-	return f->dfd < 0 ? -errno : 0;
+	if (f->dfd < 0)
+		return -errno;
+	/* opened by name a second time: the same file, or none */
+	if (fstat(fd, &st) || fstat(f->dfd, &dst) || st.st_dev != dst.st_dev ||
+	    st.st_ino != dst.st_ino) {
+		close(f->dfd);
+		f->dfd = -1;
+		return -ESTALE;
+	}
+	return 0;
 }
 
 int sufs_dev_open(const char *path, unsigned flags, struct sufs_dev **out)
