@@ -354,7 +354,7 @@ int dir_set(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din, cons
 	    size_t len, uint32_t ino, unsigned ftype, enum upd_kind kind,
 	    const struct waits *w, uint32_t *old, upd_id *id);
 int dir_entry_pending(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
-		      const char *name, size_t len, upd_id *id);
+		      const char *name, size_t len, upd_id *id, uint32_t *lblk);
 int dir_is_empty(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din);
 uint32_t parent_hint(const struct sufs_fs *fs, uint32_t ino);
 int dir_init(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, uint32_t parent,
@@ -372,6 +372,7 @@ int dirhash_add(struct sufs_fs *fs, struct dirhash *h, const char *name, size_t 
 void dirhash_remove(struct sufs_fs *fs, struct dirhash *h, const char *name, size_t len,
 		    uint32_t lblk, uint32_t off, const uint8_t *blk);
 uint32_t dirhash_find_room(struct dirhash *h, uint32_t need);
+uint32_t dirhash_room_after(const struct dirhash *h, uint32_t need, uint32_t after);
 void dirhash_drop(struct sufs_fs *fs, uint32_t ino);
 
 /* ---- ops/: what the background check calls ---- */

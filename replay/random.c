@@ -1282,6 +1282,7 @@ struct walk {
 	struct random_gen *g;
 	struct sufs_fs *fs;
 	const char *dir;          /* path of the directory read */
+	uint32_t dir_ino;         /* its inode */
 	size_t dir_node;          /* and its node */
 	struct subdir {           /* its subdirectories, to read next */
 		char *path;
@@ -1330,6 +1331,7 @@ static int walk_entry(void *arg, const char *name, size_t len, uint32_t ino, uns
 	struct random_gen *g = w->g;
 	struct sufs_stat st;
 	size_t node = SIZE_MAX, i;
+	uint32_t up;
 	char *path;
 	int err;
 
@@ -1345,9 +1347,12 @@ static int walk_entry(void *arg, const char *name, size_t len, uint32_t ino, uns
 	err = sufs_stat(w->fs, ino, &st);
 	if (err)
 		return err;
-	if (S_ISDIR(st.mode) && bit_test_set(g, ino)) {
-		/* a directory's second name, which only a crash leaves (a
-		 * rename of it cut short): the model keeps the first */
+	/* a directory's second name, which only a crash leaves (a rename
+	 * of it cut short): the model keeps the one its ".." confirms, as
+	 * fsck does, else the first */
+	if (S_ISDIR(st.mode) &&
+	    ((sufs_lookup(w->fs, ino, "..", 2, &up) == 0 && up != w->dir_ino) ||
+	     bit_test_set(g, ino))) {
 		g->nodes[w->dir_node].foreign = 1;
 		return 0;
 	}
@@ -1399,7 +1404,7 @@ static int walk_entry(void *arg, const char *name, size_t len, uint32_t ino, uns
 static int walk_tree(struct random_gen *g, struct sufs_fs *fs, const char *dir, uint32_t ino,
 		     size_t node)
 {
-	struct walk w = { g, fs, dir, node, NULL, 0, 0 };
+	struct walk w = { g, fs, dir, ino, node, NULL, 0, 0 };
 	size_t i;
 	int err = sufs_readdir(fs, ino, walk_entry, &w);
 

@@ -8,8 +8,8 @@
  * what each write of the block carries (deps.c explains how).  Besides
  * that, a layer may:
  *   - ask what is pending: over a byte range of a block, of a kind, or
- *     whether one update still is (deps_last_over(), deps_pending_kind(),
- *     deps_collect(), deps_is_pending());
+ *     whether one update still is (deps_last_over(), deps_waits_over(),
+ *     deps_pending_kind(), deps_collect(), deps_is_pending());
  *   - file an update under a key and ask later for the newest pending one
  *     filed there (deps_note(), deps_noted());
  *   - defer work until updates are on disk (deps_defer());
@@ -86,6 +86,11 @@ upd_id buf_count(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len, 
  * those bytes, except the other changes of a counter, which a change of
  * all the bytes, such as an inode's zeroing, does wait for). */
 upd_id deps_last_over(const struct buf *b, uint32_t off, uint32_t len);
+/* Does a pending update that may be undone overlap [off, off+len), waiting
+ * for an update of one of kinds (DEPS_KIND() bits) on another block?  (A
+ * change there would wait for it, and so for that one: a directory's slot
+ * whose old name's removal waits for a new name elsewhere.) */
+int deps_waits_over(const struct buf *b, uint32_t off, uint32_t len, unsigned kinds);
 /* The pending update of kind on b (the oldest), or 0. */
 upd_id deps_pending_kind(const struct buf *b, enum upd_kind kind);
 /* Is update id still pending (not on disk, nor forgotten)? */

@@ -30,6 +30,19 @@ upd_id deps_last_over(const struct buf *b, uint32_t off, uint32_t len)
 	return 0;
 }
 
+int deps_waits_over(const struct buf *b, uint32_t off, uint32_t len, unsigned kinds)
+{
+	const struct uspan *sp = bd(b)->spans, *end = sp + bd(b)->nspans;
+	const struct edge *e;
+
+	for (; sp < end; sp++) /* the updates that may be undone */
+		if (sp->u && off < sp->end && sp->off < off + len)
+			for (e = sp->u->befores; e; e = e->next_before)
+				if (e->before->b != b && (kinds & DEPS_KIND(e->before->kind)))
+					return 1;
+	return 0;
+}
+
 upd_id deps_pending_kind(const struct buf *b, enum upd_kind kind)
 {
 	const struct upd *u;

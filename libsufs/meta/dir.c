@@ -206,7 +206,10 @@ static upd_id put_entry(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_
 }
 
 /* Add a new block to the directory, one free entry spanning it.  The
- * pointer to it waits for it (through iw, the directory inode's store). */
+ * pointer to it waits for it, and the directory's new size for the
+ * pointer: iw, which the directory inode's store waits for, gets both the
+ * inode's own pointers' waits and the updates of pointers in indirect
+ * blocks, so that no crash shows a size past the blocks mapped. */
 static int dir_grow(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din,
 		    struct waits *iw, struct buf **out)
 {
@@ -224,7 +227,7 @@ static int dir_grow(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din,
 		return err;
 	put16(b->data + DE_RECLEN, (uint16_t)dir_data_end(fs->bsize));
 	b->owner = dir;
-	err = bmap_set(fs, din, lblk, pblk, goal, &pw, iw, NULL);
+	err = bmap_set(fs, din, lblk, pblk, goal, &pw, iw, iw);
 	if (err) {
 		buf_put(fs, b);
 		return err;
@@ -275,44 +278,44 @@ uint32_t parent_hint(const struct sufs_fs *fs, uint32_t ino)
 	return fs->capparents ? fs->parents[hint_slot(fs, ino)].dir : 0;
 }
 
+/* The updates of names, which a slot's old name may wait for (dir_add()). */
+#define NAME_KINDS (DEPS_KIND(UPD_DIRADD) | DEPS_KIND(UPD_DIRREM) | DEPS_KIND(UPD_MKDIR))
+
+/* Where dir_add() puts a name: a slot, and the first one passed over. */
+struct place {
+	uint64_t lblk, busy_lblk;       /* UINT64_MAX: none */
+	uint32_t off, busy_off;
+};
+
 /*
- * Add name -> ino, the inode number waiting for w.  One pass over the
- * directory both checks that the name is new and finds the first slot with
- * room: a free entry, or the slack after a live one.  When the directory
- * grows, din changes and iw collects what its store must wait for.
+ * One pass over the directory both checks that the name is new (h: the
+ * index did) and finds the first slot with room for need bytes: a free
+ * entry, or the slack after a live one.
+ *
+ * A slot whose bytes a pending update still covers that may be undone and
+ * waits for a name in another block (a name renamed away, whose removal
+ * waits for the new name elsewhere) is passed over: the new entry would
+ * wait for that removal, and so for the new name, which may itself wait
+ * for a slot of the same kind, a chain as long as the renames pending and
+ * one epoch per link at sync.  Such a slot is free again once its block is
+ * written; until then the name goes to the next slot, or to a new block,
+ * or, when no block is left to grow by, to the first slot passed over.
  */
-int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char *name,
-	    size_t len, uint32_t ino, unsigned ftype, const struct waits *w, struct waits *iw,
-	    upd_id *id)
+static int find_slot(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
+		     struct dirhash *h, const char *name, size_t len, struct place *s)
 {
 	uint32_t need = dirent_size((uint32_t)len), end = dir_data_end(fs->bsize);
-	uint32_t off, reclen, used, slot_off = 0, room;
-	uint64_t n, lblk, slot_lblk = UINT64_MAX;
-	upd_id carve = 0;
-	struct dirhash *h;
-	struct hfind hf;
+	uint32_t off, reclen, used, room;
+	uint64_t n = din->size / fs->bsize, lblk = 0; /* dir_nblocks() checked it */
 	struct buf *b;
-	upd_id e;
 	int rc;
 
-	if (len == 0 || len > SUFS_NAME_MAX || memchr(name, '/', len) || memchr(name, 0, len))
-		return len > SUFS_NAME_MAX ? -ENAMETOOLONG : -EINVAL;
-	rc = dir_nblocks(fs, din, &n);
-	h = rc ? NULL : dirhash_get(fs, dir, din);
-	if (h) {
-		rc = hashed_find(fs, h, dir, din, name, len, &hf);
-		if (rc) {
-			if (rc > 0)
-				buf_put(fs, hf.b);
-			return rc > 0 ? -EEXIST : rc;
-		}
+	*s = (struct place){ UINT64_MAX, UINT64_MAX, 0, 0 };
+	if (h) { /* only the blocks with room */
 		room = dirhash_find_room(h, need);
-		n = room == UINT32_MAX ? 0 : room + 1; /* scan just that block */
-		lblk = room == UINT32_MAX ? 0 : room;
-	} else {
-		lblk = 0;
+		lblk = room == UINT32_MAX ? n : room;
 	}
-	for (; lblk < n && !rc; lblk++) {
+	while (lblk < n) {
 		rc = dir_block(fs, dir, din, lblk, &b);
 		if (rc)
 			return rc;
@@ -325,25 +328,88 @@ int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char
 				buf_put(fs, b);
 				return -EEXIST;
 			}
-			if (slot_lblk == UINT64_MAX && reclen - used >= need) {
-				slot_lblk = lblk;
-				slot_off = off;
+			if (s->lblk != UINT64_MAX || reclen - used < need)
+				continue;
+			if (!deps_waits_over(b, off + used, need, NAME_KINDS)) {
+				s->lblk = lblk;
+				s->off = off;
+			} else if (s->busy_lblk == UINT64_MAX) {
+				s->busy_lblk = lblk;
+				s->busy_off = off;
 			}
 		}
 		buf_put(fs, b);
+		if (!h)
+			lblk++;
+		else if (s->lblk == UINT64_MAX)
+			lblk = dirhash_room_after(h, need, (uint32_t)lblk);
+		else
+			break;
 	}
+	return 0;
+}
+
+/*
+ * Add name -> ino, the inode number waiting for w, in the slot
+ * find_slot() chose.  When the directory grows, din changes and iw
+ * collects what its store must wait for.
+ */
+int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char *name,
+	    size_t len, uint32_t ino, unsigned ftype, const struct waits *w, struct waits *iw,
+	    upd_id *id)
+{
+	uint32_t off, reclen, used;
+	uint64_t n, slot_lblk;
+	upd_id carve = 0, e;
+	struct waits ew = { 0 };
+	struct dirhash *h;
+	struct hfind hf;
+	struct place s;
+	struct buf *b;
+	int rc;
+
+	if (len == 0 || len > SUFS_NAME_MAX || memchr(name, '/', len) || memchr(name, 0, len))
+		return len > SUFS_NAME_MAX ? -ENAMETOOLONG : -EINVAL;
+	rc = dir_nblocks(fs, din, &n);
 	if (rc)
 		return rc;
+	h = dirhash_get(fs, dir, din);
+	if (h) {
+		rc = hashed_find(fs, h, dir, din, name, len, &hf);
+		if (rc) {
+			if (rc > 0)
+				buf_put(fs, hf.b);
+			return rc > 0 ? -EEXIST : rc;
+		}
+	}
+	rc = find_slot(fs, dir, din, h, name, len, &s);
+	if (rc)
+		return rc;
+	slot_lblk = s.lblk;
+	off = s.off;
 	if (slot_lblk == UINT64_MAX) {
-		slot_lblk = din->size / fs->bsize;
+		slot_lblk = n;
 		rc = dir_grow(fs, dir, din, iw, &b);
-		slot_off = 0;
+		off = 0;
+		if (!rc) {
+			/* stored now, so that the name can wait for its block's
+			 * pointer (below) */
+			rc = inode_store(fs, dir, din, UPD_INODEDEP, iw, NULL);
+			iw->n = 0;
+			if (rc)
+				buf_put(fs, b);
+		}
+		if (rc == -ENOSPC && s.busy_lblk != UINT64_MAX) {
+			/* no block to grow by: the slot passed over will do */
+			slot_lblk = s.busy_lblk;
+			off = s.busy_off;
+			rc = dir_block(fs, dir, din, slot_lblk, &b);
+		}
 	} else {
 		rc = dir_block(fs, dir, din, slot_lblk, &b);
 	}
 	if (rc)
 		return rc;
-	off = slot_off;
 	reclen = get16(b->data + off + DE_RECLEN);
 	if (get32(b->data + off + DE_INO)) {
 		/* carve the new entry out of the live entry's slack, once that
@@ -357,7 +423,19 @@ int dir_add(struct sufs_fs *fs, uint32_t dir, struct sufs_inode *din, const char
 		off += used;
 		reclen -= used;
 	}
-	e = put_entry(fs, b, off, reclen, name, len, ino, ftype, carve, w);
+	/* a name is on disk only once it is reachable: it waits for the
+	 * pointers that map its block, if pending (the directory grew by it
+	 * lately), so that what waits for the name (a moved directory's "..",
+	 * a rename's removal of the old name) waits for them too.  w is a few
+	 * waits (the inode, its link count): there is room. */
+	if (w)
+		ew = *w;
+	rc = bmap_path_waits(fs, dir, din, slot_lblk, &ew);
+	if (rc) {
+		buf_put(fs, b);
+		return rc;
+	}
+	e = put_entry(fs, b, off, reclen, name, len, ino, ftype, carve, &ew);
 	parent_note(fs, ino, dir);
 	if (h)
 		dirhash_add(fs, h, name, len, (uint32_t)slot_lblk, off, b->data);
@@ -444,7 +522,7 @@ int dir_set(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din, cons
 /* The pending update of the inode number of entry `name` (to wait for
  * it), or 0. */
 int dir_entry_pending(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
-		      const char *name, size_t len, upd_id *id)
+		      const char *name, size_t len, upd_id *id, uint32_t *lblkp)
 {
 	struct buf *b;
 	uint32_t off, lblk;
@@ -453,6 +531,8 @@ int dir_entry_pending(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode 
 	if (rc)
 		return rc;
 	*id = deps_last_over(b, off + DE_INO, 4);
+	if (lblkp)
+		*lblkp = lblk;
 	buf_put(fs, b);
 	return 0;
 }

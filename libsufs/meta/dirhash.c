@@ -277,3 +277,15 @@ uint32_t dirhash_find_room(struct dirhash *h, uint32_t need)
 			return *p;
 	return UINT32_MAX;
 }
+
+/* The next block after `after` with room for `need` bytes, or UINT32_MAX
+ * (the room found in a block may be a slot dir_add() passes over). */
+uint32_t dirhash_room_after(const struct dirhash *h, uint32_t need, uint32_t after)
+{
+	uint32_t s = (need + 7) / 8, i;
+
+	for (i = after + 1; s < FITS && i < h->nblocks; i++)
+		if (h->room[i] >= 8 * s)
+			return i;
+	return UINT32_MAX;
+}

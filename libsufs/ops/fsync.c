@@ -131,7 +131,7 @@ static int add_parent(struct sufs_fs *fs, uint32_t dir, struct idlist *l, struct
 	if (!err)
 		err = dir_lookup(fs, dir, &din, "..", 2, &up);
 	if (!err)
-		err = dir_entry_pending(fs, dir, &din, "..", 2, &id);
+		err = dir_entry_pending(fs, dir, &din, "..", 2, &id, NULL);
 	if (err)
 		return err == -ENOENT ? 0 : err;
 	if (id && (err = idlist_add(l, id)) != 0)

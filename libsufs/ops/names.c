@@ -286,6 +286,26 @@ int moved_note(struct sufs_fs *fs, uint32_t ino, upd_id removal)
 	return deps_note(fs, ino, removal);
 }
 
+/* Add id (if pending) to w, or, when w is full, to more[], which the
+ * caller writes now (deps_flush_set()) or frees. */
+static int wait_or_keep(struct waits *w, upd_id id, upd_id **more, size_t *nmore)
+{
+	upd_id *p;
+
+	if (!id)
+		return 0;
+	if (w->n < DEPS_MAX_WAITS) {
+		waits_add(w, id);
+		return 0;
+	}
+	p = realloc(*more, (*nmore + 1) * sizeof(**more));
+	if (!p)
+		return -ENOMEM;
+	*more = p;
+	(*more)[(*nmore)++] = id;
+	return 0;
+}
+
 /*
  * A directory made by mkdir is reachable only once its first name is on
  * disk, and so is everything named in it.  A name a rename adds there
@@ -298,7 +318,7 @@ int moved_note(struct sufs_fs *fs, uint32_t ino, upd_id removal)
 int reachable_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w)
 {
 	struct sufs_inode din;
-	upd_id id, *more = NULL;
+	upd_id *more = NULL;
 	size_t nmore = 0;
 	unsigned depth;
 	int err = 0;
@@ -308,19 +328,9 @@ int reachable_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w)
 			err = -EIO; /* a loop of "..": damage */
 			break;
 		}
-		id = deps_noted(fs, FIRST_NAME(dir));
-		if (id && w->n < DEPS_MAX_WAITS) {
-			waits_add(w, id);
-		} else if (id) {
-			upd_id *p = realloc(more, (nmore + 1) * sizeof(*more));
-			if (!p) {
-				err = -ENOMEM;
-				break;
-			}
-			more = p;
-			more[nmore++] = id;
-		}
-		err = inode_load(fs, dir, &din);
+		err = wait_or_keep(w, deps_noted(fs, FIRST_NAME(dir)), &more, &nmore);
+		if (!err)
+			err = inode_load(fs, dir, &din);
 		if (!err)
 			err = dir_lookup(fs, dir, &din, "..", 2, &dir);
 	}
@@ -339,21 +349,42 @@ void moved_wait(struct sufs_fs *fs, uint32_t ino, struct waits *w)
  * The names rename takes out of a directory: on disk, one of them may be
  * the file's only name until its new one is there (the removal waits for
  * it).  So the directory itself goes on disk (rmdir, or a rename over it)
- * only once those removals are on disk: it waits for the newest, each of
- * which waits for the one before (rename_old_name()), so that the newest
- * on disk means all are.  Filed in the engine under a key of their own
- * beside the moved directories' (deps_note()).
+ * only once those removals are on disk.  Each waits for the one before
+ * from the same block (rename_old_name()), so that the newest on disk
+ * means all of that block's are, and the directory's removal waits for
+ * the newest of each block (removals_wait(); those that do not fit in w
+ * are written now, as fsync would).  Not for the one before from the
+ * whole directory: that chain, one epoch per block change at sync, grew
+ * with the renames pending.  Filed in the engine under keys of their own
+ * beside the moved directories' (deps_note()); a block past 2^30 shares
+ * its key with another, which only adds waits.
  */
-#define REMOVALS_KEY(dir) ((uint64_t)2 << 32 | (dir)) /* not FIRST_NAME()'s */
+#define REMOVALS_KEY(dir, lblk) ((uint64_t)2 << 62 | (uint64_t)((lblk) & 0x3fffffff) << 32 | (dir))
 
-int removal_note(struct sufs_fs *fs, uint32_t dir, upd_id removal)
+int removal_note(struct sufs_fs *fs, uint32_t dir, uint32_t lblk, upd_id removal)
 {
-	return deps_note(fs, REMOVALS_KEY(dir), removal);
+	return deps_note(fs, REMOVALS_KEY(dir, lblk), removal);
 }
 
-void removal_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w)
+void removal_wait(struct sufs_fs *fs, uint32_t dir, uint32_t lblk, struct waits *w)
 {
-	waits_add(w, deps_noted(fs, REMOVALS_KEY(dir)));
+	waits_add(w, deps_noted(fs, REMOVALS_KEY(dir, lblk)));
+}
+
+int removals_wait(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
+		  struct waits *w)
+{
+	uint64_t lblk, n = din->size / fs->bsize;
+	upd_id *more = NULL;
+	size_t nmore = 0;
+	int err = 0;
+
+	for (lblk = 0; lblk < n && !err; lblk++)
+		err = wait_or_keep(w, deps_noted(fs, REMOVALS_KEY(dir, lblk)), &more, &nmore);
+	if (!err && nmore)
+		return deps_flush_set(fs, more, nmore); /* frees more */
+	free(more);
+	return err;
 }
 
 /* The update that frees ino's inode bytes, if pending (to wait for it). */
@@ -406,7 +437,9 @@ static int do_unlink(struct sufs_fs *fs, uint32_t dir, const char *name, size_t 
 	 * after the names renames took out of it (removal_wait()) */
 	if (rmdir) {
 		moved_wait(fs, ino, &rw);
-		removal_wait(fs, ino, &rw);
+		err = removals_wait(fs, ino, &in, &rw);
+		if (err)
+			return err;
 	}
 	/* rule 3: the name goes first; the link count follows it to disk */
 	err = dir_set(fs, dir, &din, name, len, 0, 0, UPD_DIRREM, &rw, &old, &removal);

@@ -163,8 +163,10 @@ void moved_wait(struct sufs_fs *fs, uint32_t ino, struct waits *w);
 int reachable_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w);
 /* A name rename took out of dir, and a wait for the newest such (before
  * dir itself goes). */
-int removal_note(struct sufs_fs *fs, uint32_t dir, upd_id removal);
-void removal_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w);
+int removal_note(struct sufs_fs *fs, uint32_t dir, uint32_t lblk, upd_id removal);
+void removal_wait(struct sufs_fs *fs, uint32_t dir, uint32_t lblk, struct waits *w);
+int removals_wait(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
+		  struct waits *w);
 /* The update that frees ino's inode bytes, if pending (to wait for it). */
 upd_id inode_last_update(struct sufs_fs *fs, uint32_t ino);
 

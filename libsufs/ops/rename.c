@@ -34,6 +34,7 @@ struct rename {
 	uint32_t sdir, ddir;                /* the old name's directory, the new one's */
 	const char *sname, *dname;
 	size_t slen, dlen;
+	uint32_t slblk;                 /* the block of the old name */
 	struct sufs_inode sdin, ddin;
 	uint32_t ino, tino;                 /* what moves; what the new name named (0) */
 	struct sufs_inode in, tin;
@@ -120,8 +121,9 @@ static int rename_new_name(struct rename *r)
 	uint32_t old;
 	int err = 0;
 
-	if (r->is_dir)
-		err = dir_entry_pending(fs, r->sdir, &r->sdin, r->sname, r->slen, &src);
+	err = dir_entry_pending(fs, r->sdir, &r->sdin, r->sname, r->slen, &src, &r->slblk);
+	if (!r->is_dir)
+		src = 0;
 	if (err)
 		return err;
 	r->in.links++;
@@ -133,7 +135,9 @@ static int rename_new_name(struct rename *r)
 	waits_add(&w, src);
 	if (r->tino && S_ISDIR(r->tin.mode)) {
 		moved_wait(fs, r->tino, &w);
-		removal_wait(fs, r->tino, &w); /* it goes: its renamed-out names first */
+		err = removals_wait(fs, r->tino, &r->tin, &w); /* it goes: its renamed-out names first */
+	if (err)
+		return err;
 	}
 	if (r->moving)
 		moved_wait(fs, r->ino, &w); /* a third name waits too */
@@ -201,7 +205,7 @@ static int rename_old_name(struct rename *r)
 	waits_add(&w, r->named);
 	waits_add(&w, r->dotdot);
 	waits_add(&w, inode_last_update(fs, r->ddir));
-	removal_wait(fs, r->sdir, &w); /* the one before from this directory */
+	removal_wait(fs, r->sdir, r->slblk, &w); /* the one before from this block */
 	/* last: what does not fit in w is written now */
 	err = reachable_wait(fs, r->ddir, &w);
 	if (err)
@@ -216,7 +220,7 @@ static int rename_old_name(struct rename *r)
 	if (!err && r->moving)
 		err = moved_note(fs, r->ino, r->removed);
 	if (!err)
-		err = removal_note(fs, r->sdir, r->removed);
+		err = removal_note(fs, r->sdir, r->slblk, r->removed);
 	if (err)
 		return err;
 	w.n = 0;

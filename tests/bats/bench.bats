@@ -33,6 +33,21 @@ bats_require_minimum_version 1.5.0
 	refused modes "unknown option --fast (see --help)" --fast
 	refused floor "unknown option '--runs' (see --help)" --runs 3
 	refused fuse "--only: no workload fsck (untar, rmrf, postmark, build, fsync)" --only untar,fsck
+	refused mix "--files 5: not a whole number of at least 10" --files 5
+	refused drain "--files 500,x: not a list of whole numbers of at least 10" --files 500,x
+}
+
+@test "bench/mix prints the same script for the same seed, and a sync at the end" {
+	run "$B/mix" --files 100 --seed 4
+	assert_success
+	local one=$output
+	run "$B/mix" --files 100 --seed 4
+	assert_equal "$output" "$one"
+	assert_equal "${lines[-1]}" "sync"
+	[[ $one == *"rename "* ]]
+	run "$B/mix" --files 1000 --seed 4 --dirs --no-sync --fsync
+	assert_equal "${lines[-1]}" "fsync /fsync-probe"
+	[[ $output == *"rmdir "* ]]
 }
 
 @test "bench/ab refuses a missing work directory and a bad count, before it copies anything" {

@@ -196,20 +196,20 @@ with open(sys.argv[1], "r+b") as f:
 }
 
 @test "a violation whose image cannot be saved says so; the reproduce command keeps --cache" {
-	crash --crash-state 4:s4 --break-rule 1 --cache 64K --crash-dir "$T/missing" \
+	crash --crash-state 1:s6 --break-rule 1 --cache 64K --crash-dir "$T/missing" \
 		--random 200 --seed 1 "$BASE"
 	assert_failure 64
 	assert_output --partial "1 crash states checked"
-	[[ $stderr == *"VIOLATION in --random 200 --seed 1, state 4:s4 "* ]]
+	[[ $stderr == *"VIOLATION in --random 200 --seed 1, state 1:s6 "* ]]
 	grep -qx "  (the image could not be saved in $T/missing: No such file or directory)" <<<"$stderr"
 	! grep -q '^  image: ' <<<"$stderr"
 	cmd=$(sed -n 's/^  reproduce: //p' <<<"$stderr")
-	assert_equal "$cmd" "SOURCE_DATE_EPOCH=1700000000 sufs-replay --crash-state 4:s4 --mode softdep --break-rule 1 --cache 65536 --random 200 --seed 1 $BASE"
+	assert_equal "$cmd" "SOURCE_DATE_EPOCH=1700000000 sufs-replay --crash-state 1:s6 --mode softdep --break-rule 1 --cache 65536 --random 200 --seed 1 $BASE"
 	[ ! -e "$T/missing" ]
 	# the command, run, finds the same violation
 	crash ${cmd#*sufs-replay }
 	assert_failure 64
-	[[ $stderr == *"VIOLATION in --random 200 --seed 1, state 4:s4 "* ]]
+	[[ $stderr == *"VIOLATION in --random 200 --seed 1, state 1:s6 "* ]]
 	ls crash-*.img >/dev/null
 }
 

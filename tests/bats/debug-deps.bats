@@ -153,9 +153,10 @@ ids_of() {
 	[ "$(grep -cE "^[ |]*\`-- #$ino inodedep, .*: blocked, epoch 2\$" <<<"$output")" -eq 1 ]
 	[ "$(grep -cE "^\`-- #$ino inodedep, .*: blocked, epoch 2 \(waits as shown above\)\$" <<<"$output")" -eq 1 ]
 	# /a/f: its inode, the bitmap bit it waits for, its link count's delta,
-	# its two names; not /a/g, not /a
-	[ "$(grep -cE '^\s+u[0-9]+ \[label=' "$T/f.dot")" -eq 5 ]
-	[ "$(grep -c 'subgraph cluster_' "$T/f.dot")" -eq 3 ]
+	# its two names, and /a's inode, which maps the block they are in (with
+	# its bits and the block); not /a/g, not /a's name
+	[ "$(grep -cE '^\s+u[0-9]+ \[label=' "$T/f.dot")" -eq 8 ]
+	[ "$(grep -c 'subgraph cluster_' "$T/f.dot")" -eq 4 ]
 	grep -q "u$ino \[label=\"#$ino inodedep" "$T/f.dot"
 	! grep -q 'bytes 1024+256' "$T/f.dot"
 	! grep -q "cluster_$("$DEBUG" -R "blocks /" "$IMG") " "$T/f.dot"

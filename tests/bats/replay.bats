@@ -914,6 +914,30 @@ write /d/f 50K 100K 4'
 	diff "$T/softdep.tree" "$T/async.tree"
 }
 
+# The drain's bound (doc/ARCHITECTURE.md): a sync of a mix of creates,
+# writes, renames (across and within directories, over files) and unlinks
+# takes no more than twice the longest chain one operation needs (12
+# epochs) with 500 transactions pending or 5,000 (8 to 10 today).  Before
+# the bound, 500 took 23 epochs and 5,000 took 46.
+@test "a sync takes as many epochs after 5,000 transactions as after 500: the drain's bound" {
+	require_cmd python3
+	local n epochs=()
+	for n in 500 5000; do
+		"$SUFS_SRCDIR/bench/mix" --files "$n" --seed 3 >"$T/mix"
+		mkimg "$T/m.img" 2G
+		# a cache that holds it all: nothing is written before the sync
+		run "$REPLAY" --cache 2G --json "$T/m.img" "$T/mix"
+		assert_success
+		json_vars
+		epochs+=("$j_epochs")
+		run "$FSCK" -fn "$T/m.img"
+		assert_success
+	done
+	echo "epochs: ${epochs[*]}"
+	[ "${epochs[0]}" -le 12 ]
+	[ "${epochs[1]}" -le 12 ]
+}
+
 @test "sync mode writes and barriers more than softdep, async less" {
 	require_cmd python3
 	local mode
