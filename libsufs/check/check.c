@@ -31,8 +31,8 @@
  *
  * What the checker keeps is small and flat (struct chk, check_int.h): a
  * bit per block (found, and claimed twice), a byte per inode (its file
- * type, 0 when free), a 16-bit name count per inode, and a sorted array
- * of the directories.  Metadata is read through the library's cache, kept
+ * type, 0 when free, and its names counted: ino_ftype()), and a sorted
+ * array of the directories.  Metadata is read through the library's cache, kept
  * small (CHECK_CACHE_BYTES): the passes read each block about once, in
  * order, and a cache as large as the metadata would only cost memory and
  * page faults.  Nothing read from the image is trusted before it is
@@ -71,12 +71,14 @@ static const char *const pass_names[] = {
 
 static void chk_free(struct chk *c)
 {
-	free(c->found);
+	sparse_free(&c->found);
 	free(c->dup);
 	free(c->seen);
 	free(c->firsts);
-	free(c->ftype);
-	free(c->links);
+	sparse_free(&c->ino);
+	free(c->many.ino);
+	free(c->many.names);
+	memset(&c->many, 0, sizeof(c->many));
 	free(c->dirs);
 	free(c->claimed);
 	free(c->scratch);
@@ -99,13 +101,14 @@ static int chk_alloc(struct chk *c)
 {
 	c->nblocks = c->fs->sb.blocks_count;
 	c->ninodes = c->fs->sb.inodes_count;
-	c->found = calloc((c->nblocks + 7) / 8, 1);
-	c->ftype = calloc((size_t)c->ninodes + 1, 1);
-	c->links = calloc((size_t)c->ninodes + 1, sizeof(*c->links));
+	c->nomem = 0;
+	if (sparse_init(&c->found, (c->nblocks + 7) / 8, FOUND_CHUNK_SHIFT) ||
+	    sparse_init(&c->ino, (uint64_t)c->ninodes + 1, INO_CHUNK_SHIFT))
+		return -ENOMEM;
 	c->scratch = malloc(c->fs->bsize);
 	c->snapdir = 0;
 	c->snap_named = 0;
-	return c->found && c->ftype && c->links && c->scratch ? 0 : -ENOMEM;
+	return c->scratch ? 0 : -ENOMEM;
 }
 
 static int run_passes(struct chk *c, int backup)
@@ -123,14 +126,21 @@ static int run_passes(struct chk *c, int backup)
 		begin_pass(c, 1, "blocks claimed twice (1b)");
 		rc = pass1b(c);
 	}
+	/* what a pass found must all be kept before the next acts on it */
+	if (!rc && c->nomem)
+		rc = -ENOMEM;
 	if (!rc) {
 		begin_pass(c, 2, pass_names[2]);
 		rc = pass2(c);
 	}
+	if (!rc && c->nomem)
+		rc = -ENOMEM;
 	if (!rc) {
 		begin_pass(c, 3, pass_names[3]);
 		rc = pass3(c);
 	}
+	if (!rc && c->nomem)
+		rc = -ENOMEM;
 	if (!rc) {
 		begin_pass(c, 4, pass_names[4]);
 		rc = pass4(c);
@@ -139,6 +149,8 @@ static int run_passes(struct chk *c, int backup)
 		if (!rc)
 			rc = snap_orphans(c);
 	}
+	if (!rc && c->nomem)
+		rc = -ENOMEM;
 	if (!rc) {
 		begin_pass(c, 5, pass_names[5]);
 		rc = pass5(c);
@@ -190,7 +202,7 @@ static void note_alloc(struct sufs_fs *fs, uint64_t blk, void *arg)
 	struct chk *c = arg;
 
 	if (block_in_range(fs, blk))
-		bit_set(c->found, blk);
+		found_set(c, blk);
 }
 
 /*

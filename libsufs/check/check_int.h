@@ -30,6 +30,21 @@
 
 #include "sufs_int.h"
 
+/*
+ * A map of bytes made in chunks of 1 << shift bytes on the first write
+ * that needs each (sparse_at()); an absent chunk reads as zeros.  The
+ * checker's bit per block and byte per inode are two: most of a large
+ * image's blocks and inode numbers are never used, and their chunks are
+ * never made.
+ */
+struct sparse {
+	uint8_t **chunk;
+	size_t n;
+	unsigned shift;
+};
+#define FOUND_CHUNK_SHIFT 9     /* 512 bytes: the bits of 4096 blocks */
+#define INO_CHUNK_SHIFT 12      /* 4096 inodes */
+
 /* A directory, as passes 2 and 3 know it. */
 struct dirinfo {
 	uint32_t ino;
@@ -112,7 +127,7 @@ struct chk {
 	enum stop stop;
 	uint64_t nblocks;
 	uint32_t ninodes;
-	uint8_t *found;         /* blocks in use: metadata and claimed */
+	struct sparse found;    /* blocks in use: metadata and claimed, a bit each */
 	uint8_t *dup;           /* blocks claimed twice (NULL if none) */
 	uint8_t *seen;          /* pass 1b: blocks whose first claimant is known */
 	int dup_kept;           /* pass 1b: a block is still claimed twice */
@@ -121,8 +136,13 @@ struct chk {
 	uint64_t *firsts;       /* pass 1b: blocks cleared inodes, and the current
 	                           one, were the first claimants of */
 	size_t nfirsts, capfirsts;
-	uint8_t *ftype;         /* per inode: SUFS_FT_*, 0 when free */
-	uint16_t *links;        /* per inode: names counted */
+	struct sparse ino;      /* per inode: file type and names counted (ino_ftype()) */
+	int nomem;              /* a chunk of found or ino could not be made */
+	uint8_t sink;           /* where its writes went */
+	struct many {           /* the inodes with INO_MANY names or more */
+		uint32_t *ino, *names;  /* open addressing; ino 0: an empty slot */
+		size_t n, cap;          /* cap: a power of 2, or 0 */
+	} many;
 	struct dirinfo *dirs;
 	size_t ndirs, capdirs;
 	uint64_t ndups;
@@ -155,6 +175,34 @@ struct chk {
 	void *defer_arg;
 };
 
+int sparse_init(struct sparse *s, uint64_t bytes, unsigned shift);
+void sparse_free(struct sparse *s);
+/* Byte i, its chunk made if absent (if that fails: c->nomem, and a byte
+ * that goes nowhere). */
+uint8_t *sparse_at(struct chk *c, struct sparse *s, uint64_t i);
+
+static inline uint8_t sparse_get(const struct sparse *s, uint64_t i)
+{
+	const uint8_t *p = (i >> s->shift) < s->n ? s->chunk[i >> s->shift] : NULL;
+
+	return p ? p[i & ((1u << s->shift) - 1)] : 0;
+}
+
+/* The blocks found in use. */
+static inline int found_test(const struct chk *c, uint64_t blk)
+{
+	return (sparse_get(&c->found, blk >> 3) >> (blk & 7)) & 1;
+}
+static inline void found_set(struct chk *c, uint64_t blk)
+{
+	*sparse_at(c, &c->found, blk >> 3) |= (uint8_t)(1u << (blk & 7));
+}
+static inline void found_clear(struct chk *c, uint64_t blk)
+{
+	if (found_test(c, blk))
+		*sparse_at(c, &c->found, blk >> 3) &= (uint8_t)~(1u << (blk & 7));
+}
+
 /* Bitmaps of the checker's own (a bit per block or inode, in memory). */
 static inline int bit_test(const uint8_t *m, uint64_t n)
 {
@@ -186,6 +234,35 @@ struct dirinfo *dir_find_info(struct chk *c, uint32_t ino);
 int dir_add_info(struct chk *c, uint32_t ino);
 void count_link(struct chk *c, uint32_t ino);
 void uncount_link(struct chk *c, uint32_t ino);
+/* The names counted for ino (saturated at UINT16_MAX). */
+uint32_t ino_names(const struct chk *c, uint32_t ino);
+/* ino is free again: no type, no names. */
+void ino_forget(struct chk *c, uint32_t ino);
+
+/*
+ * What the checker keeps of each inode is one byte: its file type
+ * (SUFS_FT_*, 0 when free) in the low 3 bits, and the names counted in
+ * the high 5, up to INO_MANY - 1; an inode with INO_MANY names or more
+ * has its count in c->many (found.c).  So 10^6 inodes cost 1 MB.
+ */
+#define INO_FT_MASK 0x07u
+#define INO_NAMES_SHIFT 3
+#define INO_MANY 31u
+
+static inline unsigned ino_ftype(const struct chk *c, uint32_t ino)
+{
+	return sparse_get(&c->ino, ino) & INO_FT_MASK;
+}
+
+static inline void ino_set_ftype(struct chk *c, uint32_t ino, unsigned ftype)
+{
+	uint8_t *p;
+
+	if (!ftype && !sparse_get(&c->ino, ino))
+		return;
+	p = sparse_at(c, &c->ino, ino);
+	*p = (uint8_t)((*p & ~INO_FT_MASK) | (ftype & INO_FT_MASK));
+}
 int flagged_note(struct chk *c, uint32_t ino);
 void flagged_name(struct chk *c, uint32_t dir, uint32_t ino, const uint8_t *de);
 void note_snap_name(struct chk *c, const struct dirinfo *d, uint32_t ino,

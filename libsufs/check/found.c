@@ -58,18 +58,148 @@ int dir_add_info(struct chk *c, uint32_t ino)
 	return 0;
 }
 
-/* The names counted for each inode (saturated at UINT16_MAX, which pass 4
- * then leaves alone). */
+/* ---- the maps: a bit per block, a byte per inode ---------------------------------- */
+
+int sparse_init(struct sparse *s, uint64_t bytes, unsigned shift)
+{
+	s->shift = shift;
+	s->n = (size_t)((bytes + (1u << shift) - 1) >> shift);
+	s->chunk = calloc(s->n ? s->n : 1, sizeof(*s->chunk));
+	return s->chunk ? 0 : -ENOMEM;
+}
+
+void sparse_free(struct sparse *s)
+{
+	size_t i;
+
+	for (i = 0; s->chunk && i < s->n; i++)
+		free(s->chunk[i]);
+	free(s->chunk);
+	memset(s, 0, sizeof(*s));
+}
+
+uint8_t *sparse_at(struct chk *c, struct sparse *s, uint64_t i)
+{
+	size_t k = (size_t)(i >> s->shift);
+
+	if (k >= s->n) {
+		c->nomem = 1; /* cannot happen: callers range-check first */
+		return &c->sink;
+	}
+	if (!s->chunk[k] && !(s->chunk[k] = calloc((size_t)1 << s->shift, 1))) {
+		c->nomem = 1;
+		return &c->sink;
+	}
+	return &s->chunk[k][i & ((1u << s->shift) - 1)];
+}
+
+/*
+ * The names counted for each inode (saturated at UINT16_MAX, which pass 4
+ * then leaves alone): in its byte up to INO_MANY - 1, else in a table of
+ * the few inodes with more (hard links by the dozen), found by hashing.
+ * An inode whose byte says INO_MANY but which the table lacks (it could
+ * not grow) counts as saturated: pass 4 leaves it alone.
+ */
+static uint32_t *many_slot(const struct many *m, uint32_t ino)
+{
+	size_t i = (ino * 2654435761u) & (m->cap - 1);
+
+	while (m->ino[i] && m->ino[i] != ino)
+		i = (i + 1) & (m->cap - 1);
+	return &m->ino[i];
+}
+
+static int many_grow(struct many *m)
+{
+	struct many g = { NULL, NULL, 0, m->cap ? 2 * m->cap : 64 };
+	size_t i;
+
+	g.ino = calloc(g.cap, sizeof(*g.ino));
+	g.names = calloc(g.cap, sizeof(*g.names));
+	if (!g.ino || !g.names) {
+		free(g.ino);
+		free(g.names);
+		return -ENOMEM;
+	}
+	for (i = 0; i < m->cap; i++)
+		if (m->ino[i]) {
+			uint32_t *s = many_slot(&g, m->ino[i]);
+			*s = m->ino[i];
+			g.names[s - g.ino] = m->names[i];
+		}
+	g.n = m->n;
+	free(m->ino);
+	free(m->names);
+	*m = g;
+	return 0;
+}
+
+/* ino's count in the table, made with INO_MANY names if new (NULL: no room). */
+static uint32_t *many_names(struct chk *c, uint32_t ino)
+{
+	struct many *m = &c->many;
+	uint32_t *s;
+
+	if ((m->n + 1) * 4 > m->cap * 3 && many_grow(m))
+		return NULL;
+	s = many_slot(m, ino);
+	if (!*s) {
+		*s = ino;
+		m->names[s - m->ino] = INO_MANY;
+		m->n++;
+	}
+	return &m->names[s - m->ino];
+}
+
+uint32_t ino_names(const struct chk *c, uint32_t ino)
+{
+	uint32_t n = sparse_get(&c->ino, ino) >> INO_NAMES_SHIFT, *s;
+
+	if (n < INO_MANY)
+		return n;
+	s = c->many.cap ? many_slot(&c->many, ino) : NULL;
+	return s && *s ? c->many.names[s - c->many.ino] : UINT16_MAX;
+}
+
+static void set_names(struct chk *c, uint32_t ino, uint32_t n)
+{
+	uint32_t *p;
+	uint8_t *b;
+
+	if (!n && !sparse_get(&c->ino, ino))
+		return;
+	if (n >= INO_MANY && (p = many_names(c, ino)) != NULL)
+		*p = n;
+	b = sparse_at(c, &c->ino, ino);
+	*b = (uint8_t)((*b & INO_FT_MASK) | (n < INO_MANY ? n : INO_MANY) << INO_NAMES_SHIFT);
+}
+
 void count_link(struct chk *c, uint32_t ino)
 {
-	if (ino >= 1 && ino <= c->ninodes && c->links[ino] < UINT16_MAX)
-		c->links[ino]++;
+	uint32_t n;
+
+	if (ino < 1 || ino > c->ninodes)
+		return;
+	n = ino_names(c, ino);
+	if (n < UINT16_MAX)
+		set_names(c, ino, n + 1);
 }
 
 void uncount_link(struct chk *c, uint32_t ino)
 {
-	if (ino >= 1 && ino <= c->ninodes && c->links[ino] && c->links[ino] < UINT16_MAX)
-		c->links[ino]--;
+	uint32_t n;
+
+	if (ino < 1 || ino > c->ninodes)
+		return;
+	n = ino_names(c, ino);
+	if (n && n < UINT16_MAX)
+		set_names(c, ino, n - 1);
+}
+
+void ino_forget(struct chk *c, uint32_t ino)
+{
+	set_names(c, ino, 0);
+	ino_set_ftype(c, ino, 0);
 }
 
 /* ---- snapshot files -------------------------------------------------------- */
@@ -120,7 +250,7 @@ void note_snap_name(struct chk *c, const struct dirinfo *d, uint32_t ino,
 {
 	uint32_t i;
 
-	if (d->ino == SUFS_ROOT_INO && c->ftype[ino] == SUFS_FT_DIR && !strcmp(name, ".snap")) {
+	if (d->ino == SUFS_ROOT_INO && ino_ftype(c, ino) == SUFS_FT_DIR && !strcmp(name, ".snap")) {
 		c->snapdir = ino;
 		return;
 	}
@@ -138,7 +268,7 @@ void note_snap_name(struct chk *c, const struct dirinfo *d, uint32_t ino,
 /* The inode being walked claims block b: found, or found twice. */
 int claim_block(struct chk *c, uint64_t b)
 {
-	if (bit_test(c->found, b)) {
+	if (found_test(c, b)) {
 		if (!c->dup) {
 			c->dup = calloc((c->nblocks + 7) / 8, 1);
 			if (!c->dup)
@@ -149,7 +279,7 @@ int claim_block(struct chk *c, uint64_t b)
 		bit_set(c->dup, b);
 		return 0;
 	}
-	bit_set(c->found, b);
+	found_set(c, b);
 	if (c->nclaimed == c->capclaimed) {
 		size_t cap = c->capclaimed ? 2 * c->capclaimed : 256;
 		uint64_t *p = realloc(c->claimed, cap * sizeof(*p));

@@ -101,7 +101,7 @@ static int past_scan(struct chk *c, struct pastscan *s, uint64_t p, int level)
 
 	if (!block_in_range(c->fs, p) || ++s->visits > c->nblocks)
 		return 0;  /* a bad pointer under it: nothing it could reuse */
-	if ((bit_test(c->found, p) || bit_test(c->pastmap, p)) && !s->claimed_blk)
+	if ((found_test(c, p) || bit_test(c->pastmap, p)) && !s->claimed_blk)
 		s->claimed_blk = p;
 	bit_set(c->pastmap, p);
 	rc = bitmap_test(c->fs, SUFS_BITMAP_BLOCK, p, &set);
@@ -244,7 +244,7 @@ static int walk_ptr(struct chk *c, struct walkst *w, uint64_t p, int level, uint
 		return in_shared ? 0 : fix_problem(c, SUFS_PR_BAD_BLOCK, &x);
 	if (lblk >= w->limit)
 		return in_shared ? 0 : past_note(c, w, p, level, lblk);
-	shared = bit_test(c->found, p);
+	shared = found_test(c, p);
 	rc = claim_block(c, p);
 	if (rc)
 		return rc;
@@ -511,7 +511,7 @@ static int check_inode(struct chk *c, uint32_t ino, const uint8_t *raw)
 		if (w.too_many) {
 			/* give back what it claimed first, then clear it */
 			for (i = 0; i < c->nclaimed; i++)
-				bit_clear(c->found, c->claimed[i]);
+				found_clear(c, c->claimed[i]);
 			return fix_problem(c, SUFS_PR_TOO_MANY_BLOCKS, &x) ? drop_inode(c, ino) : 0;
 		}
 		changed |= w.changed;
@@ -526,7 +526,7 @@ static int check_inode(struct chk *c, uint32_t ino, const uint8_t *raw)
 				return rc;
 			if (rc && fix_problem(c, SUFS_PR_BAD_SYMLINK, &x)) {
 				for (i = 0; i < c->nclaimed; i++)
-					bit_clear(c->found, c->claimed[i]);
+					found_clear(c, c->claimed[i]);
 				return drop_inode(c, ino);
 			}
 		}
@@ -540,7 +540,7 @@ static int check_inode(struct chk *c, uint32_t ino, const uint8_t *raw)
 	rc = check_xattrs(c, ino, &in, &changed);
 	if (rc)
 		return rc;
-	c->ftype[ino] = (uint8_t)sufs_ftype_of_mode(in.mode);
+	ino_set_ftype(c, ino, sufs_ftype_of_mode(in.mode));
 	if (S_ISDIR(in.mode) && (rc = dir_add_info(c, ino)) != 0)
 		return rc;
 	if (S_ISREG(in.mode) && (in.flags & SUFS_IFLAG_SNAPSHOT) && (rc = flagged_note(c, ino)) != 0)
@@ -563,7 +563,7 @@ int pass1(struct chk *c)
 	for (g = 0; g < fs->sb.groups_count; g++) {
 		sufs_group_layout(&fs->sb, g, &l);
 		for (blk = l.start; blk < l.first_data; blk++)
-			bit_set(c->found, blk);
+			found_set(c, blk);
 	}
 	for (g = 0; g < fs->sb.groups_count && !rc; g++) {
 		sufs_group_layout(&fs->sb, g, &l);

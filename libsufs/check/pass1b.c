@@ -213,7 +213,7 @@ int pass1b(struct chk *c)
 	if (!c->seen)
 		return -ENOMEM;
 	for (ino = SUFS_ROOT_INO; ino <= c->ninodes && !rc; ino++) {
-		if (!c->ftype[ino] || poll_stop(c))
+		if (!ino_ftype(c, ino) || poll_stop(c))
 			continue;
 		rc = inode_load(fs, ino, &in);
 		if (rc || (!inode_has_blocks(&in) && !in.xattr_block))
@@ -244,9 +244,9 @@ int pass1b(struct chk *c)
 	/* a block no later inode claimed after its first claimant was
 	 * cleared (it claimed the block twice itself) is claimed by none */
 	for (k = 0; !rc && c->stop == GOING && k < c->nfirsts; k++) {
-		if (bit_test(c->seen, c->firsts[k]) || !bit_test(c->found, c->firsts[k]))
+		if (bit_test(c->seen, c->firsts[k]) || !found_test(c, c->firsts[k]))
 			continue;
-		bit_clear(c->found, c->firsts[k]);
+		found_clear(c, c->firsts[k]);
 		rc = free_block(fs, c->firsts[k]);
 	}
 	if (!rc && c->stop == GOING && !c->dup_kept) {

@@ -311,7 +311,7 @@ static int check_entry(struct chk *c, struct dirinfo *d, uint8_t *de, int *modif
 		return fix_problem(c, SUFS_PR_ENTRY_BAD_INO, &x);
 	if (ino == SUFS_ROOT_INO)
 		return fix_problem(c, SUFS_PR_ENTRY_ROOT, &x);
-	if (!c->ftype[ino])
+	if (!ino_ftype(c, ino))
 		return fix_problem(c, SUFS_PR_ENTRY_FREE_INO, &x);
 	rc = names_lookup(&c->names, de + DE_NAME, namelen, &slot);
 	if (!rc && slot->off) {
@@ -326,7 +326,7 @@ static int check_entry(struct chk *c, struct dirinfo *d, uint8_t *de, int *modif
 		return rc;
 	if (!slot->off)
 		names_put(&c->names, slot, de + DE_NAME, namelen, ino);
-	want = c->ftype[ino];
+	want = ino_ftype(c, ino);
 	if (want == SUFS_FT_DIR) {
 		t = dir_find_info(c, ino);
 		if (t && t->parent) {

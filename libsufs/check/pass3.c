@@ -115,7 +115,7 @@ static int lost_found(struct chk *c, uint32_t *out)
 		return rc;
 	rc = dir_lookup(fs, SUFS_ROOT_INO, &root, name, sizeof(name) - 1, &ino);
 	if (rc == 0) {
-		if (ino > c->ninodes || c->ftype[ino] != SUFS_FT_DIR)
+		if (ino > c->ninodes || ino_ftype(c, ino) != SUFS_FT_DIR)
 			return -ENOTDIR;
 		c->lost_found = ino;
 		*out = ino;
@@ -126,7 +126,7 @@ static int lost_found(struct chk *c, uint32_t *out)
 	rc = mkdir_in_root(c, name, &ino);
 	if (rc)
 		return rc;
-	c->ftype[ino] = SUFS_FT_DIR;
+	ino_set_ftype(c, ino, SUFS_FT_DIR);
 	rc = dir_add_info(c, ino);
 	if (rc)
 		return rc;
@@ -159,7 +159,7 @@ int reconnect(struct chk *c, uint32_t ino)
 	if (rc && rc != -SUFS_ECHECKSUM)
 		return rc;
 	snprintf(name, sizeof(name), "#%u", ino);
-	rc = dir_add(fs, lf, &lin, name, strlen(name), ino, c->ftype[ino], NULL, &iw, NULL);
+	rc = dir_add(fs, lf, &lin, name, strlen(name), ino, ino_ftype(c, ino), NULL, &iw, NULL);
 	if (!rc)
 		rc = inode_store(fs, lf, &lin, UPD_INODEDEP, NULL, NULL);
 	if (!rc)
@@ -167,7 +167,7 @@ int reconnect(struct chk *c, uint32_t ino)
 	if (rc)
 		return rc;
 	count_link(c, ino);
-	if (c->ftype[ino] == SUFS_FT_DIR) {
+	if (ino_ftype(c, ino) == SUFS_FT_DIR) {
 		d = dir_find_info(c, ino);
 		d->parent = lf;
 		rc = set_dotdot(c, d, lf);
@@ -244,7 +244,7 @@ static int make_root(struct chk *c)
 		rc = bitmap_set(fs, SUFS_BITMAP_INODE, SUFS_ROOT_INO, 1, NULL);
 	if (rc < 0)
 		return rc;
-	c->ftype[SUFS_ROOT_INO] = SUFS_FT_DIR;
+	ino_set_ftype(c, SUFS_ROOT_INO, SUFS_FT_DIR);
 	rc = dir_add_info(c, SUFS_ROOT_INO);
 	if (rc)
 		return rc;
@@ -308,7 +308,7 @@ static int lost_found_not_dir(struct chk *c)
 	rc = dir_lookup(fs, SUFS_ROOT_INO, &root, name, sizeof(name) - 1, &ino);
 	if (rc)
 		return rc == -ENOMEM || rc == -EIO ? rc : 0;
-	if (ino <= c->ninodes && c->ftype[ino] == SUFS_FT_DIR)
+	if (ino <= c->ninodes && ino_ftype(c, ino) == SUFS_FT_DIR)
 		return 0;
 	x.ino = ino;
 	if (!fix_problem(c, SUFS_PR_LOST_FOUND_NOT_DIR, &x))
@@ -330,7 +330,7 @@ int pass3(struct chk *c)
 	size_t i;
 	int rc = 0, loop;
 
-	if (c->ftype[SUFS_ROOT_INO] != SUFS_FT_DIR) {
+	if (ino_ftype(c, SUFS_ROOT_INO) != SUFS_FT_DIR) {
 		if (!fix_problem(c, SUFS_PR_ROOT_MISSING, &x))
 			return 0; /* nothing can be connected */
 		rc = make_root(c);
@@ -397,7 +397,7 @@ int pass3(struct chk *c)
 	for (i = 0; i < c->ndirs; i++) {
 		d = &c->dirs[i];
 		if (!d->cleared && d->parent && d->dotdot <= c->ninodes &&
-		    c->ftype[d->dotdot] == SUFS_FT_DIR)
+		    ino_ftype(c, d->dotdot) == SUFS_FT_DIR)
 			count_link(c, d->dotdot);
 	}
 	c->dotdot_counted = 1;

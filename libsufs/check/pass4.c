@@ -50,18 +50,18 @@ int pass4(struct chk *c)
 	int rc = 0;
 
 	for (ino = SUFS_ROOT_INO; ino <= c->ninodes && !rc && !poll_stop(c); ino++) {
-		if (!c->ftype[ino])
+		if (!ino_ftype(c, ino))
 			continue;
 		rc = inode_load(fs, ino, &in);
 		if (rc == -SUFS_ECHECKSUM)
 			rc = 0;
 		if (rc)
 			break;
-		n = c->links[ino];
+		n = ino_names(c, ino);
 		x = (struct pctx){ .ino = ino, .num = in.size };
 		if (n == 0 && snap_orphan_unnamed(c, ino, &in))
 			continue; /* snap_orphans() removes it */
-		if (n == 0 && c->ftype[ino] != SUFS_FT_DIR) {
+		if (n == 0 && ino_ftype(c, ino) != SUFS_FT_DIR) {
 			/* no name and no link: a removal whose freeing did not
 			 * finish, a leak to clear whatever it holds */
 			if (in.size == 0)
@@ -85,7 +85,7 @@ int pass4(struct chk *c)
 			}
 			if (rc)
 				break;
-			n = c->links[ino];
+			n = ino_names(c, ino);
 			rc = inode_load(fs, ino, &in);
 			if (rc == -SUFS_ECHECKSUM)
 				rc = 0;
@@ -115,7 +115,7 @@ static const char *snap_slot_problem(struct chk *c, uint32_t i)
 	const char *why;
 	int rc;
 
-	if (ino > c->ninodes || c->ftype[ino] != SUFS_FT_REG)
+	if (ino > c->ninodes || ino_ftype(c, ino) != SUFS_FT_REG)
 		return "not a regular file in use";
 	rc = inode_load(c->fs, ino, &in);
 	if (rc && rc != -SUFS_ECHECKSUM) /* a checksum is pass 1's problem */
@@ -245,14 +245,14 @@ int snap_orphans(struct chk *c)
 		const struct flagged *f = &c->flagged[i];
 		struct pctx x = { .ino = f->ino, .dir = f->dir, .str = f->name };
 
-		if (c->ftype[f->ino] != SUFS_FT_REG || snap_slot_of(c, f->ino))
+		if (ino_ftype(c, f->ino) != SUFS_FT_REG || snap_slot_of(c, f->ino))
 			continue;
 		rc = inode_load(c->fs, f->ino, &in);
 		if (rc == -SUFS_ECHECKSUM)
 			rc = 0;  /* pass 1 asked about it */
 		if (rc || !(in.flags & SUFS_IFLAG_SNAPSHOT))
 			continue;
-		if (c->links[f->ino] > 1) {
+		if (ino_names(c, f->ino) > 1) {
 			/* no crash names one twice: damage; it stays a plain file */
 			if (fix_problem(c, SUFS_PR_SNAP_FLAG, &x)) {
 				in.flags &= ~SUFS_IFLAG_SNAPSHOT;
@@ -262,7 +262,7 @@ int snap_orphans(struct chk *c)
 		}
 		if (!fix_problem(c, SUFS_PR_SNAP_ORPHAN, &x))
 			continue;
-		if (c->links[f->ino] == 1) {
+		if (ino_names(c, f->ino) == 1) {
 			rc = buf_get(c->fs, f->name_blk, BUF_DIR, &b);
 			if (rc)
 				break;

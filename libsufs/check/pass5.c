@@ -104,14 +104,14 @@ static int check_bitmap(struct chk *c, enum sufs_bitmap which, uint32_t g)
 		n = base + i;
 		/* groups start on a multiple of 8 blocks: skip equal bytes */
 		if (which == SUFS_BITMAP_BLOCK && run < 0 && !(i & 7) && i + 8 <= limit &&
-		    c->found[n >> 3] == c->scratch[i >> 3]) {
+		    sparse_get(&c->found, n >> 3) == c->scratch[i >> 3]) {
 			i += 7;
 			continue;
 		}
 		if (which == SUFS_BITMAP_BLOCK)
-			want = bit_test(c->found, n);
+			want = found_test(c, n);
 		else
-			want = n < SUFS_ROOT_INO || c->ftype[n] != 0;
+			want = n < SUFS_ROOT_INO || ino_ftype(c, n) != 0;
 		have = bit_test(c->scratch, i);
 		if (run >= 0 && (want == have || want != run)) {
 			rc = bitmap_run(c, which, run, first, n - 1);
@@ -160,12 +160,12 @@ static int check_summaries(struct chk *c)
 		sufs_group_layout(&fs->sb, g, &l);
 		fb = fi = dirs = 0;
 		for (blk = l.first_data; blk < l.end; blk++)
-			fb += !bit_test(c->found, blk);
+			fb += !found_test(c, blk);
 		ino = g * fs->sb.inodes_per_group + 1;
 		last = ino + fs->sb.inodes_per_group;
 		for (; ino < last; ino++) {
-			fi += ino >= SUFS_ROOT_INO && !c->ftype[ino];
-			dirs += c->ftype[ino] == SUFS_FT_DIR;
+			fi += ino >= SUFS_ROOT_INO && !ino_ftype(c, ino);
+			dirs += ino_ftype(c, ino) == SUFS_FT_DIR;
 		}
 		total_fb += fb;
 		total_fi += fi;
@@ -211,7 +211,7 @@ static int snap_claims(struct chk *c)
 
 	for (i = 0; i < c->nsnapclaims && rc >= 0; i++) {
 		if (snap_claim(fs, c->snapclaims[i]))
-			bit_set(c->found, c->snapclaims[i]);
+			found_set(c, c->snapclaims[i]);
 		else
 			rc = bitmap_set(fs, SUFS_BITMAP_BLOCK, c->snapclaims[i], 0, NULL);
 	}

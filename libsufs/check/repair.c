@@ -25,7 +25,7 @@ static int claim_fn(struct sufs_fs *fs, uint32_t ino, uint64_t lblk, uint64_t pb
 	struct chk *c = arg;
 	(void)fs; (void)ino; (void)lblk; (void)level;
 	if (!bad)
-		bit_set(c->found, pblk);
+		found_set(c, pblk);
 	return 0;
 }
 
@@ -52,9 +52,9 @@ int chk_alloc_block(struct chk *c, uint64_t goal, uint64_t *out)
 		goal = 0;
 	for (i = 0; i < c->nblocks; i++) {
 		b = (goal + i) % c->nblocks;
-		if (bit_test(c->found, b) || !block_in_range(c->fs, b))
+		if (found_test(c, b) || !block_in_range(c->fs, b))
 			continue;
-		bit_set(c->found, b);
+		found_set(c, b);
 		err = bitmap_set(c->fs, SUFS_BITMAP_BLOCK, b, 1, NULL);
 		if (err < 0)
 			return err;
@@ -67,13 +67,13 @@ int chk_alloc_block(struct chk *c, uint64_t goal, uint64_t *out)
 /* Give back a block the found bitmap had for one claimant. */
 static int chk_free_block(struct chk *c, uint64_t b)
 {
-	if (!block_in_range(c->fs, b) || !bit_test(c->found, b))
+	if (!block_in_range(c->fs, b) || !found_test(c, b))
 		return 0;
 	if (c->dup && bit_test(c->dup, b))
 		return 0; /* another inode claims it too */
 	if (c->fs->nsnaps && snap_needs(c->fs, b))
 		return free_block(c->fs, b); /* a snapshot takes it: still in use */
-	bit_clear(c->found, b);
+	found_clear(c, b);
 	return free_block(c->fs, b);
 }
 
@@ -105,8 +105,7 @@ int clear_inode(struct chk *c, uint32_t ino, const struct sufs_inode *in)
 		if (d)
 			d->cleared = 1;
 	}
-	c->ftype[ino] = 0;
-	c->links[ino] = 0; /* the number may be handed out again */
+	ino_forget(c, ino); /* the number may be handed out again */
 	return err;
 }
 

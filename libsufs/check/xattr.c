@@ -73,7 +73,7 @@ static int check_block(struct chk *c, uint32_t ino, struct sufs_inode *in, int *
 		*changed = 1;
 		return 0;
 	}
-	if (bit_test(c->found, blk)) {
+	if (found_test(c, blk)) {
 		buf_put(fs, b);
 		return claim_block(c, blk); /* claimed before: pass 1b decides */
 	}

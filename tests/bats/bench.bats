@@ -33,6 +33,7 @@ bats_require_minimum_version 1.5.0
 	refused modes "unknown option --fast (see --help)" --fast
 	refused floor "unknown option '--runs' (see --help)" --runs 3
 	refused fuse "--only: no workload fsck (untar, rmrf, postmark, build, fsync)" --only untar,fsck
+	refused fsck "--sizes: 10y10: not FILES nor DxF" --sizes 10y10:1M
 	refused mix "--files 5: not a whole number of at least 10" --files 5
 	refused drain "--files 500,x: not a list of whole numbers of at least 10" --files 500,x
 }

@@ -274,6 +274,28 @@ first_has() {
 	assert_output --partial "clean"
 }
 
+# The checker counts a file's names in a byte of its own up to 30, and
+# past that in a table (check_int.h): 100 names check clean, and a link
+# count that is wrong is put back to 100, not to what a byte could hold.
+@test "a file with 100 names: clean, and a wrong link count is set back to 100" {
+	local src=$T/src i
+	rm -rf "$src"
+	mkdir -p "$src/d"
+	echo many >"$src/f1"
+	for i in $(seq 99); do ln "$src/f1" "$src/d/h$i"; done
+	"$MKFS" -q -d "$src" "$IMG" 16M
+	[ "$(edit iget /f1 links)" -eq 100 ]
+	run "$FSCK" -fn "$IMG"
+	assert_success
+	edit iset /f1 links 31
+	run "$FSCK" -fy "$IMG"
+	assert_failure 1
+	assert_output --partial "link count is 31, should be 100"
+	[ "$(edit iget /f1 links)" -eq 100 ]
+	run "$FSCK" -fn "$IMG"
+	assert_success
+}
+
 @test "a repair records the check in the superblock" {
 	mkpop
 	edit iset /f1 links 9
