@@ -352,9 +352,8 @@ static int want_awaited_whole(struct sufs_fs *fs, struct buf *b, void *arg)
  * epoch writes only such blocks: the rest would be written again when what
  * waits reaches them (a removal's names, then its inodes, then the
  * bitmaps its frees change).  Those that can go whole go first: one that
- * would go with some of its updates undone (a new directory block, whose
- * header a pointer waits for, holding names whose inodes are not on disk)
- * would be written again for them.  When no block is waited for, an epoch
+ * would go with some of its updates undone (an inode-table block holding
+ * a new inode whose bit is not on disk) would be written again for them.  When no block is waited for, an epoch
  * writes everything it may.
  */
 int deps_drain(struct sufs_fs *fs)
