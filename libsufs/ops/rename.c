@@ -34,7 +34,7 @@ struct rename {
 	uint32_t sdir, ddir;                /* the old name's directory, the new one's */
 	const char *sname, *dname;
 	size_t slen, dlen;
-	uint32_t slblk;                 /* the block of the old name */
+	uint32_t slblk;                     /* the block of the old name */
 	struct sufs_inode sdin, ddin;
 	uint32_t ino, tino;                 /* what moves; what the new name named (0) */
 	struct sufs_inode in, tin;
