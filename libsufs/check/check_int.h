@@ -32,7 +32,7 @@
 
 /*
  * A map of bytes made in chunks of 1 << shift bytes on the first write
- * that needs each (sparse_at()); an absent chunk reads as zeros.  The
+ * that needs each (sparse_at(), found.c); an absent chunk reads as zeros.  The
  * checker's bit per block and byte per inode are two: most of a large
  * image's blocks and inode numbers are never used, and their chunks are
  * never made.
@@ -177,9 +177,6 @@ struct chk {
 
 int sparse_init(struct sparse *s, uint64_t bytes, unsigned shift);
 void sparse_free(struct sparse *s);
-/* Byte i, its chunk made if absent (if that fails: c->nomem, and a byte
- * that goes nowhere). */
-uint8_t *sparse_at(struct chk *c, struct sparse *s, uint64_t i);
 
 static inline uint8_t sparse_get(const struct sparse *s, uint64_t i)
 {
@@ -193,15 +190,8 @@ static inline int found_test(const struct chk *c, uint64_t blk)
 {
 	return (sparse_get(&c->found, blk >> 3) >> (blk & 7)) & 1;
 }
-static inline void found_set(struct chk *c, uint64_t blk)
-{
-	*sparse_at(c, &c->found, blk >> 3) |= (uint8_t)(1u << (blk & 7));
-}
-static inline void found_clear(struct chk *c, uint64_t blk)
-{
-	if (found_test(c, blk))
-		*sparse_at(c, &c->found, blk >> 3) &= (uint8_t)~(1u << (blk & 7));
-}
+void found_set(struct chk *c, uint64_t blk);
+void found_clear(struct chk *c, uint64_t blk);
 
 /* Bitmaps of the checker's own (a bit per block or inode, in memory). */
 static inline int bit_test(const uint8_t *m, uint64_t n)
@@ -254,15 +244,7 @@ static inline unsigned ino_ftype(const struct chk *c, uint32_t ino)
 	return sparse_get(&c->ino, ino) & INO_FT_MASK;
 }
 
-static inline void ino_set_ftype(struct chk *c, uint32_t ino, unsigned ftype)
-{
-	uint8_t *p;
-
-	if (!ftype && !sparse_get(&c->ino, ino))
-		return;
-	p = sparse_at(c, &c->ino, ino);
-	*p = (uint8_t)((*p & ~INO_FT_MASK) | (ftype & INO_FT_MASK));
-}
+void ino_set_ftype(struct chk *c, uint32_t ino, unsigned ftype);
 int flagged_note(struct chk *c, uint32_t ino);
 void flagged_name(struct chk *c, uint32_t dir, uint32_t ino, const uint8_t *de);
 void note_snap_name(struct chk *c, const struct dirinfo *d, uint32_t ino,

@@ -78,7 +78,9 @@ void sparse_free(struct sparse *s)
 	memset(s, 0, sizeof(*s));
 }
 
-uint8_t *sparse_at(struct chk *c, struct sparse *s, uint64_t i)
+/* Byte i, its chunk made if absent (if that fails: c->nomem, and a byte
+ * that goes nowhere). */
+static uint8_t *sparse_at(struct chk *c, struct sparse *s, uint64_t i)
 {
 	size_t k = (size_t)(i >> s->shift);
 
@@ -91,6 +93,27 @@ uint8_t *sparse_at(struct chk *c, struct sparse *s, uint64_t i)
 		return &c->sink;
 	}
 	return &s->chunk[k][i & ((1u << s->shift) - 1)];
+}
+
+void found_set(struct chk *c, uint64_t blk)
+{
+	*sparse_at(c, &c->found, blk >> 3) |= (uint8_t)(1u << (blk & 7));
+}
+
+void found_clear(struct chk *c, uint64_t blk)
+{
+	if (found_test(c, blk))
+		*sparse_at(c, &c->found, blk >> 3) &= (uint8_t)~(1u << (blk & 7));
+}
+
+void ino_set_ftype(struct chk *c, uint32_t ino, unsigned ftype)
+{
+	uint8_t *p;
+
+	if (!ftype && !sparse_get(&c->ino, ino))
+		return;
+	p = sparse_at(c, &c->ino, ino);
+	*p = (uint8_t)((*p & ~INO_FT_MASK) | (ftype & INO_FT_MASK));
 }
 
 /*
