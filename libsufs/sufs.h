@@ -337,6 +337,9 @@ struct sufs_dev_ops {
 	int (*barrier)(struct sufs_dev *dev);
 	int (*resize)(struct sufs_dev *dev, uint64_t bytes); /* may be NULL */
 	void (*close)(struct sufs_dev *dev);
+	/* a hint: those bytes will be read soon, start reading them now (may
+	 * be NULL) */
+	void (*prefetch)(struct sufs_dev *dev, uint64_t off, uint64_t len);
 };
 struct sufs_dev {
 	const struct sufs_dev_ops *ops;
@@ -362,6 +365,9 @@ int sufs_dev_write(struct sufs_dev *dev, uint64_t off, const void *buf, size_t l
 int sufs_dev_barrier(struct sufs_dev *dev);
 int sufs_dev_resize(struct sufs_dev *dev, uint64_t bytes);
 void sufs_dev_close(struct sufs_dev *dev);
+/* Start reading a byte range that will be read soon (a hint: nothing
+ * happens where the device has no way to). */
+void sufs_dev_prefetch(struct sufs_dev *dev, uint64_t off, uint64_t len);
 /* Return a byte range of an image file to zeros (punch a hole, or
  * BLKZEROOUT, or write zeros). */
 int sufs_dev_zero(struct sufs_dev *dev, uint64_t off, uint64_t len);

@@ -153,7 +153,7 @@ static void nop_close(struct sufs_dev *dev)
 }
 
 static const struct sufs_dev_ops rec_ops = {
-	rec_read, rec_write, rec_barrier, NULL, nop_close,
+	rec_read, rec_write, rec_barrier, NULL, nop_close, NULL,
 };
 
 static struct sufs_dev *new_dev(const struct sufs_dev_ops *ops, void *priv, uint64_t size,
@@ -1188,7 +1188,7 @@ static int view_barrier(struct sufs_dev *dev)
 }
 
 static const struct sufs_dev_ops view_ops = {
-	view_read, view_write, view_barrier, NULL, nop_close,
+	view_read, view_write, view_barrier, NULL, nop_close, NULL,
 };
 
 /* Back to the boundary of the epochs applied. */

@@ -176,8 +176,12 @@ static void borrow_close(struct sufs_dev *d)
 {
 	(void)d; /* sufs_dev_close() frees the wrapper; the device stays open */
 }
+static void borrow_prefetch(struct sufs_dev *d, uint64_t off, uint64_t len)
+{
+	sufs_dev_prefetch(d->priv, off, len);
+}
 static const struct sufs_dev_ops borrow_ops = {
-	borrow_read, borrow_write, borrow_barrier, NULL, borrow_close,
+	borrow_read, borrow_write, borrow_barrier, NULL, borrow_close, borrow_prefetch,
 };
 
 static struct sufs_dev *borrow(struct sufs_dev *dev)

@@ -231,20 +231,30 @@ void ino_forget(struct chk *c, uint32_t ino);
 
 /*
  * What the checker keeps of each inode is one byte: its file type
- * (SUFS_FT_*, 0 when free) in the low 3 bits, and the names counted in
- * the high 5, up to INO_MANY - 1; an inode with INO_MANY names or more
- * has its count in c->many (found.c).  So 10^6 inodes cost 1 MB.
+ * (SUFS_FT_*, 0 when free) in the low 3 bits; INO_SINGLE, set when pass 1
+ * read a file (not a directory) with one link; and the names counted in
+ * the high 4 bits, up to INO_MANY - 1.  An inode with INO_MANY names or
+ * more has its count in c->many (found.c).  So 10^6 inodes cost 1 MB,
+ * and pass 4 reads again only the inodes whose link count it cannot
+ * tell from that byte (a single file with one name is right).
  */
 #define INO_FT_MASK 0x07u
-#define INO_NAMES_SHIFT 3
-#define INO_MANY 31u
+#define INO_SINGLE 0x08u
+#define INO_NAMES_SHIFT 4
+#define INO_MANY 15u
 
 static inline unsigned ino_ftype(const struct chk *c, uint32_t ino)
 {
 	return sparse_get(&c->ino, ino) & INO_FT_MASK;
 }
 
-void ino_set_ftype(struct chk *c, uint32_t ino, unsigned ftype);
+/* Did pass 1 find ino a file (not a directory) with one link? */
+static inline int ino_single(const struct chk *c, uint32_t ino)
+{
+	return (sparse_get(&c->ino, ino) & INO_SINGLE) != 0;
+}
+
+void ino_set_ftype(struct chk *c, uint32_t ino, unsigned ftype, int single);
 int flagged_note(struct chk *c, uint32_t ino);
 void flagged_name(struct chk *c, uint32_t dir, uint32_t ino, const uint8_t *de);
 void note_snap_name(struct chk *c, const struct dirinfo *d, uint32_t ino,

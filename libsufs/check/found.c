@@ -106,14 +106,15 @@ void found_clear(struct chk *c, uint64_t blk)
 		*sparse_at(c, &c->found, blk >> 3) &= (uint8_t)~(1u << (blk & 7));
 }
 
-void ino_set_ftype(struct chk *c, uint32_t ino, unsigned ftype)
+void ino_set_ftype(struct chk *c, uint32_t ino, unsigned ftype, int single)
 {
 	uint8_t *p;
 
 	if (!ftype && !sparse_get(&c->ino, ino))
 		return;
 	p = sparse_at(c, &c->ino, ino);
-	*p = (uint8_t)((*p & ~INO_FT_MASK) | (ftype & INO_FT_MASK));
+	*p = (uint8_t)((*p & ~(INO_FT_MASK | INO_SINGLE)) | (ftype & INO_FT_MASK) |
+		       (single ? INO_SINGLE : 0));
 }
 
 /*
@@ -194,7 +195,8 @@ static void set_names(struct chk *c, uint32_t ino, uint32_t n)
 	if (n >= INO_MANY && (p = many_names(c, ino)) != NULL)
 		*p = n;
 	b = sparse_at(c, &c->ino, ino);
-	*b = (uint8_t)((*b & INO_FT_MASK) | (n < INO_MANY ? n : INO_MANY) << INO_NAMES_SHIFT);
+	*b = (uint8_t)((*b & (INO_FT_MASK | INO_SINGLE)) |
+		       (n < INO_MANY ? n : INO_MANY) << INO_NAMES_SHIFT);
 }
 
 void count_link(struct chk *c, uint32_t ino)
@@ -222,7 +224,7 @@ void uncount_link(struct chk *c, uint32_t ino)
 void ino_forget(struct chk *c, uint32_t ino)
 {
 	set_names(c, ino, 0);
-	ino_set_ftype(c, ino, 0);
+	ino_set_ftype(c, ino, 0, 0);
 }
 
 /* ---- snapshot files -------------------------------------------------------- */

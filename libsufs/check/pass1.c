@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 /* The walk of one inode's block map (walk_ptr()), and what it counts. */
@@ -540,7 +541,7 @@ static int check_inode(struct chk *c, uint32_t ino, const uint8_t *raw)
 	rc = check_xattrs(c, ino, &in, &changed);
 	if (rc)
 		return rc;
-	ino_set_ftype(c, ino, sufs_ftype_of_mode(in.mode));
+	ino_set_ftype(c, ino, sufs_ftype_of_mode(in.mode), !S_ISDIR(in.mode) && in.links == 1);
 	if (S_ISDIR(in.mode) && (rc = dir_add_info(c, ino)) != 0)
 		return rc;
 	if (S_ISREG(in.mode) && (in.flags & SUFS_IFLAG_SNAPSHOT) && (rc = flagged_note(c, ino)) != 0)
@@ -550,14 +551,90 @@ static int check_inode(struct chk *c, uint32_t ino, const uint8_t *raw)
 	return 0;
 }
 
+/* Start reading group g's inode table, in one request.  With a cold
+ * cache, pass 1's reads of one block at a time would otherwise each wait
+ * for the disk (or for a read-ahead that runs past the table's end). */
+static void prefetch_table(struct sufs_fs *fs, uint32_t g)
+{
+	struct sufs_group_layout l;
+
+	if (g >= fs->sb.groups_count)
+		return;
+	sufs_group_layout(&fs->sb, g, &l);
+	sufs_dev_prefetch(fs->dev, l.inode_table << fs->bshift,
+			  (uint64_t)l.inode_table_blocks << fs->bshift);
+}
+
+/*
+ * Pass 1 reads the inode tables a run of blocks at a time, past the
+ * cache: one request for RUN_BLOCKS blocks, where the cache would make
+ * one each.  The cache stays the authority: a block it holds is taken
+ * from it, and the run's copy of the others is trusted only while the
+ * device has had no write since the run was read (a block the cache
+ * lacks then holds on the device what the run read).
+ */
+#define RUN_BLOCKS 8u
+
+struct run {
+	uint8_t *data;             /* NULL: no memory for it, block by block (mapped, not
+	                              malloc'ed: given back whole, it leaves nothing in the
+	                              heap for the later passes' peak) */
+	uint64_t first;            /* its first block */
+	uint32_t n;                /* blocks it holds (0: none) */
+	uint64_t writes;           /* the device's writes when it was read */
+};
+
+static int run_has(const struct sufs_fs *fs, const struct run *r, uint64_t blk)
+{
+	return r->n && blk >= r->first && blk - r->first < r->n && fs->dev->writes == r->writes;
+}
+
+/* Inode-table block blk (of a table that ends before `end`) into
+ * c->scratch. */
+static int table_block(struct chk *c, struct run *r, uint64_t blk, uint64_t end)
+{
+	struct sufs_fs *fs = c->fs;
+	uint64_t n = end - blk < RUN_BLOCKS ? end - blk : RUN_BLOCKS;
+	struct buf *b;
+	int rc;
+
+	if (r->data && !cache_lookup(fs, blk)) {
+		if (!run_has(fs, r, blk)) {
+			r->n = 0;
+			if (sufs_dev_read(fs->dev, blk << fs->bshift, r->data,
+					  (size_t)n << fs->bshift) == 0) {
+				r->first = blk;
+				r->n = (uint32_t)n;
+				r->writes = fs->dev->writes;
+				fs->stats.block_reads += n;
+			}
+		}
+		if (run_has(fs, r, blk)) {
+			memcpy(c->scratch, r->data + ((blk - r->first) << fs->bshift), fs->bsize);
+			return 0;
+		}
+	}
+	rc = buf_get(fs, blk, BUF_ITABLE, &b); /* and a read error is its to report */
+	if (rc)
+		return rc;
+	memcpy(c->scratch, b->data, fs->bsize);
+	buf_put(fs, b);
+	return 0;
+}
+
 int pass1(struct chk *c)
 {
 	struct sufs_fs *fs = c->fs;
 	struct sufs_group_layout l;
+	size_t runsize = (size_t)RUN_BLOCKS << fs->bshift;
+	struct run run = { mmap(NULL, runsize, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0, 0, 0 };
 	uint32_t g, k, i, ino;
 	uint64_t blk;
-	struct buf *b;
 	int rc = 0;
+
+	if (run.data == MAP_FAILED)
+		run.data = NULL;
 
 	/* every group's metadata is in use */
 	for (g = 0; g < fs->sb.groups_count; g++) {
@@ -566,13 +643,16 @@ int pass1(struct chk *c)
 			found_set(c, blk);
 	}
 	for (g = 0; g < fs->sb.groups_count && !rc; g++) {
+		/* the next group's table is read while this one is checked */
+		if (g == 0)
+			prefetch_table(fs, 0);
+		prefetch_table(fs, g + 1);
 		sufs_group_layout(&fs->sb, g, &l);
 		for (k = 0; k < l.inode_table_blocks && !rc; k++) {
-			rc = buf_get(fs, l.inode_table + k, BUF_ITABLE, &b);
+			rc = table_block(c, &run, l.inode_table + k,
+					 l.inode_table + l.inode_table_blocks);
 			if (rc)
-				return rc;
-			memcpy(c->scratch, b->data, fs->bsize);
-			buf_put(fs, b);
+				break;
 			if (memcmp(c->scratch, fs->zero, fs->bsize) == 0) {
 				pass_progress(c, 1, (uint64_t)g * fs->sb.inodes_per_group +
 					 (k + 1) * fs->inodes_per_block, c->ninodes);
@@ -581,11 +661,14 @@ int pass1(struct chk *c)
 			for (i = 0; i < fs->inodes_per_block && !rc; i++) {
 				ino = g * fs->sb.inodes_per_group + k * fs->inodes_per_block + i + 1;
 				if (poll_stop(c))
-					return 0;
+					goto out;
 				rc = check_inode(c, ino, c->scratch + i * SUFS_INODE_SIZE);
 				pass_progress(c, 1, ino, c->ninodes);
 			}
 		}
 	}
+out:
+	if (run.data)
+		munmap(run.data, runsize);
 	return rc;
 }

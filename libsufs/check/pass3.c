@@ -126,7 +126,7 @@ static int lost_found(struct chk *c, uint32_t *out)
 	rc = mkdir_in_root(c, name, &ino);
 	if (rc)
 		return rc;
-	ino_set_ftype(c, ino, SUFS_FT_DIR);
+	ino_set_ftype(c, ino, SUFS_FT_DIR, 0);
 	rc = dir_add_info(c, ino);
 	if (rc)
 		return rc;
@@ -244,7 +244,7 @@ static int make_root(struct chk *c)
 		rc = bitmap_set(fs, SUFS_BITMAP_INODE, SUFS_ROOT_INO, 1, NULL);
 	if (rc < 0)
 		return rc;
-	ino_set_ftype(c, SUFS_ROOT_INO, SUFS_FT_DIR);
+	ino_set_ftype(c, SUFS_ROOT_INO, SUFS_FT_DIR, 0);
 	rc = dir_add_info(c, SUFS_ROOT_INO);
 	if (rc)
 		return rc;

@@ -52,6 +52,8 @@ int pass4(struct chk *c)
 	for (ino = SUFS_ROOT_INO; ino <= c->ninodes && !rc && !poll_stop(c); ino++) {
 		if (!ino_ftype(c, ino))
 			continue;
+		if (ino_single(c, ino) && ino_names(c, ino) == 1)
+			continue; /* one link, one name: nothing to read again */
 		rc = inode_load(fs, ino, &in);
 		if (rc == -SUFS_ECHECKSUM)
 			rc = 0;

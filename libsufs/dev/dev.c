@@ -108,6 +108,16 @@ static int file_resize(struct sufs_dev *dev, uint64_t bytes)
 	return 0;
 }
 
+/* The page cache reads the range in the background.  Not with O_DIRECT,
+ * whose reads pass the page cache by. */
+static void file_prefetch(struct sufs_dev *dev, uint64_t off, uint64_t len)
+{
+	struct file_dev *f = dev->priv;
+
+	if (f->dfd < 0)
+		(void)posix_fadvise(f->fd, (off_t)off, (off_t)len, POSIX_FADV_WILLNEED);
+}
+
 static void file_close(struct sufs_dev *dev)
 {
 	struct file_dev *f = dev->priv;
@@ -123,6 +133,7 @@ static const struct sufs_dev_ops file_ops = {
 	.barrier = file_barrier,
 	.resize = file_resize,
 	.close = file_close,
+	.prefetch = file_prefetch,
 };
 
 /* The O_DIRECT descriptor of f and its alignment: 0, -EINVAL where the
@@ -287,6 +298,12 @@ int sufs_dev_resize(struct sufs_dev *dev, uint64_t bytes)
 	if (!dev->ops->resize)
 		return -EOPNOTSUPP;
 	return dev->ops->resize(dev, bytes);
+}
+
+void sufs_dev_prefetch(struct sufs_dev *dev, uint64_t off, uint64_t len)
+{
+	if (dev->ops->prefetch && off < dev->size)
+		dev->ops->prefetch(dev, off, len < dev->size - off ? len : dev->size - off);
 }
 
 void sufs_dev_close(struct sufs_dev *dev)

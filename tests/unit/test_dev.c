@@ -10,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* A temporary file of `bytes` bytes (zeros) for the test; removed at teardown. */
@@ -269,7 +272,7 @@ static void mem_close(struct sufs_dev *dev)
 	(void)dev;
 }
 
-static const struct sufs_dev_ops mem_ops = { mem_read, mem_write, mem_barrier, NULL, mem_close };
+static const struct sufs_dev_ops mem_ops = { mem_read, mem_write, mem_barrier, NULL, mem_close, NULL };
 
 /* Zeroing on such a device writes zeros, 64 KiB at a time; it cannot be
  * resized; a write that fails stops the zeroing with its error. */
@@ -422,6 +425,60 @@ static void probe_of_a_missing_file_fails(void **state)
 	free(missing);
 }
 
+/* How many of the first `pages` pages of path are in the page cache. */
+static size_t resident_pages(const char *path, size_t pages)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	int fd = open(path, O_RDONLY);
+	unsigned char vec[256];
+	size_t i, n = 0;
+	void *map;
+
+	assert_true(fd >= 0 && pages <= sizeof(vec));
+	map = mmap(NULL, pages * (size_t)ps, PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(map != MAP_FAILED);
+	assert_int_equal(mincore(map, pages * (size_t)ps, vec), 0);
+	for (i = 0; i < pages; i++)
+		n += vec[i] & 1;
+	munmap(map, pages * (size_t)ps);
+	close(fd);
+	return n;
+}
+
+static void prefetch_brings_a_range_into_the_page_cache_and_stops_at_the_end(void **state)
+{
+	struct tfile *f = *state;
+	size_t pages = 256, bytes = pages * (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *buf = malloc(bytes);
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	int fd, i;
+
+	assert_non_null(buf);
+	memset(buf, 0x5a, bytes);
+	open_sized(f, bytes, SUFS_DEV_RDWR);
+	assert_int_equal(sufs_dev_write(f->dev, 0, buf, bytes), 0);
+	assert_int_equal(sufs_dev_barrier(f->dev), 0);
+	fd = open(f->path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	close(fd);
+	if (resident_pages(f->path, pages) == pages) {
+		/* a file system that keeps its files in memory (tmpfs):
+		 * nothing for a hint to do */
+		free(buf);
+		return;
+	}
+	/* past the end: clipped, not an error; then the whole file */
+	sufs_dev_prefetch(f->dev, bytes, bytes);
+	sufs_dev_prefetch(f->dev, 0, UINT64_MAX);
+	for (i = 0; i < 200 && resident_pages(f->path, pages) < pages; i++)
+		nanosleep(&pause, NULL);
+	assert_int_equal(resident_pages(f->path, pages), pages);
+	/* a hint reads nothing through the device's counters */
+	assert_int_equal(f->dev->reads, 0);
+	free(buf);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_file, teardown_file)
 
 int main(void)
@@ -437,6 +494,7 @@ int main(void)
 		T(resize_sets_the_file_size_both_ways),
 		T(zero_returns_a_range_to_zeros_and_leaves_its_neighbours),
 		T(read_only_device_refuses_writes_with_erofs),
+		T(prefetch_brings_a_range_into_the_page_cache_and_stops_at_the_end),
 		cmocka_unit_test(zero_on_another_kind_of_device_writes_zeros_and_resize_is_not_supported),
 		cmocka_unit_test(opening_a_file_system_for_writing_on_a_read_only_device_fails_with_erofs),
 		cmocka_unit_test(parse_size_accepts_every_suffix_in_powers_of_1024),
