@@ -32,14 +32,17 @@ upd_id deps_last_over(const struct buf *b, uint32_t off, uint32_t len)
 
 int deps_waits_over(const struct buf *b, uint32_t off, uint32_t len, unsigned kinds)
 {
-	const struct uspan *sp = bd(b)->spans, *end = sp + bd(b)->nspans;
+	const struct uspan *sp;
 	const struct edge *e;
+	size_t i;
 
-	for (; sp < end; sp++) /* the updates that may be undone */
+	for (i = 0; i < bd(b)->nspans; i++) { /* the updates that may be undone */
+		sp = &bd(b)->spans[i];
 		if (sp->u && off < sp->end && sp->off < off + len)
 			for (e = sp->u->befores; e; e = e->next_before)
 				if (e->before->b != b && (kinds & DEPS_KIND(e->before->kind)))
 					return 1;
+	}
 	return 0;
 }
 
