@@ -642,10 +642,9 @@ int pass1(struct chk *c)
 		for (blk = l.start; blk < l.first_data; blk++)
 			found_set(c, blk);
 	}
+	prefetch_table(fs, 0);
 	for (g = 0; g < fs->sb.groups_count && !rc; g++) {
 		/* the next group's table is read while this one is checked */
-		if (g == 0)
-			prefetch_table(fs, 0);
 		prefetch_table(fs, g + 1);
 		sufs_group_layout(&fs->sb, g, &l);
 		for (k = 0; k < l.inode_table_blocks && !rc; k++) {

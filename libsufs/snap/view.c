@@ -115,36 +115,30 @@ static int view_block(struct view *v, uint64_t blk, uint8_t *out, int *used)
 static int view_blocks(struct view *v, uint64_t first, uint64_t n, uint8_t *dst)
 {
 	struct sufs_fs *fs = v->fs;
-	uint64_t i, p, run = 0, run_len = 0;
-	int err = 0, used;
+	uint64_t i, p, run = 0;
+	int err = 0, used, in_place;
 
-	for (i = 0; i < n && !err; i++) {
-		uint8_t *out = dst + (i << fs->bshift);
+	for (i = 0; i <= n && !err; i++) {
 		uint64_t blk = first + i;
 
-		err = view_map(v, blk, &p, &used);
-		if (err)
-			break;
-		if (used && !p && !cache_lookup(fs, blk)) {
-			if (!run_len)
-				run = i;
-			run_len++;
-			continue;
+		in_place = 0;
+		if (i < n) {
+			err = view_map(v, blk, &p, &used);
+			in_place = !err && used && !p && !cache_lookup(fs, blk);
 		}
-		if (run_len)
+		if (in_place)
+			continue; /* read with the run it ends */
+		if (!err && run < i) /* the blocks read in place before i */
 			err = sufs_dev_read(fs->dev, (first + run) << fs->bshift,
-					    dst + (run << fs->bshift), run_len << fs->bshift);
-		run_len = 0;
-		if (err)
+					    dst + (run << fs->bshift), (i - run) << fs->bshift);
+		run = i + 1;
+		if (err || i == n)
 			break;
 		if (!used)
-			memset(out, 0, fs->bsize);
+			memset(dst + (i << fs->bshift), 0, fs->bsize);
 		else
-			err = snap_read_live(fs, p ? p : blk, out);
+			err = snap_read_live(fs, p ? p : blk, dst + (i << fs->bshift));
 	}
-	if (!err && run_len)
-		err = sufs_dev_read(fs->dev, (first + run) << fs->bshift,
-				    dst + (run << fs->bshift), run_len << fs->bshift);
 	return err;
 }
 
