@@ -8,9 +8,11 @@
 #include <stdlib.h>
 
 /* The key of a new directory's first name, to wait for (reachable_wait();
- * moved_note() files removals under the bare inode number, removal_note()
- * under REMOVALS_KEY()). */
+ * moved_note() files removals under the bare inode number, dotdot_note() a
+ * moved directory's new ".." under DOTDOT(), removal_note() under
+ * REMOVALS_KEY()). */
 #define FIRST_NAME(ino) ((1ull << 32) | (ino))
+#define DOTDOT(ino) ((2ull << 32) | (ino))
 
 /*
  * Make a new inode of the given mode and name it in dir.  Rule 1 in order:
@@ -306,16 +308,9 @@ static int wait_or_keep(struct waits *w, upd_id id, upd_id **more, size_t *nmore
 	return 0;
 }
 
-/*
- * A directory made by mkdir is reachable only once its first name is on
- * disk, and so is everything named in it.  A name a rename adds there
- * must be reachable before the old one goes (rule 3), so the removal
- * waits for the first name of dir and of each directory above it that is
- * not yet on disk.  (A moved directory stays reachable by its old name
- * until its new one is on disk: only first names matter.)  Those that do
- * not fit in w are written now, as fsync would.
- */
-int reachable_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w)
+/* Wait for the update filed under key | each directory from dir up to the
+ * root (those that do not fit in w are written now, as fsync would). */
+static int path_wait(struct sufs_fs *fs, uint32_t dir, uint64_t key, struct waits *w)
 {
 	struct sufs_inode din;
 	upd_id *more = NULL;
@@ -328,7 +323,7 @@ int reachable_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w)
 			err = -EIO; /* a loop of "..": damage */
 			break;
 		}
-		err = wait_or_keep(w, deps_noted(fs, FIRST_NAME(dir)), &more, &nmore);
+		err = wait_or_keep(w, deps_noted(fs, key | dir), &more, &nmore);
 		if (!err)
 			err = inode_load(fs, dir, &din);
 		if (!err)
@@ -338,6 +333,42 @@ int reachable_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w)
 		return deps_flush_set(fs, more, nmore); /* frees more */
 	free(more);
 	return err;
+}
+
+/*
+ * A directory made by mkdir is reachable only once its first name is on
+ * disk, and so is everything named in it.  A name a rename adds there
+ * must be reachable before the old one goes (rule 3), so the removal
+ * waits for the first name of dir and of each directory above it that is
+ * not yet on disk.  (A moved directory stays reachable by its old name
+ * until its new one is on disk: only first names matter.)
+ */
+int reachable_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w)
+{
+	return path_wait(fs, dir, FIRST_NAME(0), w);
+}
+
+/*
+ * No loop of ".." on disk.  A directory moved under dir gets a ".." that
+ * names dir only once the newest ".." change of dir and of each directory
+ * above it is on disk: so when the new ".." is on disk, the ".." on disk
+ * of each directory above it is the one it had at the move, or newer, and
+ * a newer one waited in the same way.  Take the newest ".." of a loop on
+ * disk: at its move, the way up from its new parent did not pass through
+ * the directory moved (rename refuses that), and every ".." on that way
+ * was on disk by then as it stood: the loop follows that way to the root,
+ * which is no loop.  (Without this, a directory moved out of a tree and
+ * the tree then moved under it could show on disk the old ".." of the one
+ * and the new ".." of the other: a loop no name reaches.)
+ */
+int dotdot_note(struct sufs_fs *fs, uint32_t ino, upd_id dotdot)
+{
+	return deps_note(fs, DOTDOT(ino), dotdot);
+}
+
+int dotdots_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w)
+{
+	return path_wait(fs, dir, DOTDOT(0), w);
 }
 
 void moved_wait(struct sufs_fs *fs, uint32_t ino, struct waits *w)

@@ -161,6 +161,10 @@ void moved_wait(struct sufs_fs *fs, uint32_t ino, struct waits *w);
 /* The first names of the new directories from dir up: a wait for each
  * (before a name rename adds in dir lets the old one go). */
 int reachable_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w);
+/* A moved directory's new "..", and a wait for the newest of each
+ * directory from dir up (before a ".." names dir: no loop on disk). */
+int dotdot_note(struct sufs_fs *fs, uint32_t ino, upd_id dotdot);
+int dotdots_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w);
 /* A name rename took out of dir, and a wait for the newest such (before
  * dir itself goes). */
 int removal_note(struct sufs_fs *fs, uint32_t dir, uint32_t lblk, upd_id removal);

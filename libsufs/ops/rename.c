@@ -159,7 +159,9 @@ static int rename_new_name(struct rename *r)
  * A moved directory's ".." names the new parent once the new name is on
  * disk, and the new parent's link count for it is raised before that (rule
  * 1); the old name goes only after (rename_old_name()), so that at any
- * crash the name ".." confirms is on disk.
+ * crash the name ".." confirms is on disk.  It waits too for the newest
+ * ".." change of the new parent and of each directory above it
+ * (dotdots_wait(): no loop on disk).
  */
 static int rename_dotdot(struct rename *r)
 {
@@ -179,8 +181,12 @@ static int rename_dotdot(struct rename *r)
 		}
 	} /* else the replaced directory's ".." link passes to us */
 	if (!err)
+		err = dotdots_wait(fs, r->ddir, &w); /* last: what does not fit is written now */
+	if (!err)
 		err = dir_set(fs, r->ino, &r->in, "..", 2, r->ddir, SUFS_FT_DIR, UPD_DIRADD, &w, &old,
 			      &r->dotdot);
+	if (!err)
+		err = dotdot_note(fs, r->ino, r->dotdot);
 	return err;
 }
 

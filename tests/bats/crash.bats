@@ -56,6 +56,31 @@ crash() {
 	assert_output --regexp "[0-9]{3,} crash states checked .* 0 violations"
 }
 
+@test "a tree moved under a directory that was moved out of it, two levels down: no loop on disk" {
+	# Y leaves D's tree, then D goes under Y's child N: D's new ".." waits
+	# for Y's, else a crash can show D -> N -> Y -> Z -> D
+	cat >loop.replay <<-'EOF'
+	mkdir /D
+	mkdir /D/Z
+	mkdir /D/Z/Y
+	mkdir /D/Z/Y/N
+	sync
+	rename /D/Z/Y /Y
+	rename /D /Y/N/D
+	sync
+	EOF
+	crash --crash-check --subsets 64 --jobs 1 "$BASE" loop.replay
+	assert_success
+	assert_output --regexp "[0-9]{2,} crash states checked .* 0 violations"
+	refute_output --partial dir_loop
+	# and random moves anywhere in a tree (tests/crash/moves: seed 35
+	# looped before)
+	"$SUFS_SRCDIR/tests/crash/moves" 35 >moves.replay
+	crash --crash-check "$BASE" moves.replay
+	assert_success
+	assert_output --regexp "[0-9]{3,} crash states checked .* 0 violations"
+}
+
 @test "async mode: the harness reports damage worse than leaks" {
 	crash --crash-check=sample:300 --mode async --random 200 --seed 1 "$BASE"
 	assert_failure 64
