@@ -130,6 +130,7 @@ struct report {
 	struct iodev_counts dev;
 	struct sufs_stats lib;
 	uint64_t peak_dirty_bytes, peak_cache_bytes;
+	uint64_t line_epochs_max;   /* the most epochs one line (or the final sync) took */
 	uint32_t block_size;
 	double seconds;
 	int crashed;
@@ -488,11 +489,13 @@ static void print_report(const struct report *r, int json)
 		{ "Write calls:", "write_calls", r->dev.writes },
 		{ "Barriers:", "barriers", r->dev.barriers },
 		{ "Epochs:", "epochs", r->lib.epochs },
+		{ "Most epochs of a line:", "line_epochs_max", r->line_epochs_max },
 		{ "Block reads:", "block_reads", r->lib.block_reads },
 		{ "Updates created:", "updates", r->lib.updates },
 		{ "Updates merged:", "merged", r->lib.merged },
 		{ "Updates undone:", "undone", r->lib.undone },
 		{ "Files forgotten:", "forgotten", r->lib.forgotten },
+		{ "Moves settled:", "moves_settled", r->lib.moves_settled },
 		{ "Peak pending updates:", "peak_pending", r->lib.peak_pending },
 		{ "Peak dependency bytes:", "peak_dep_bytes", r->lib.peak_dep_bytes },
 		{ "Peak undo bytes:", "peak_undo_bytes", r->lib.peak_undo_bytes },
@@ -552,6 +555,8 @@ static void sample(struct sufs_fs *fs, struct report *r)
 	struct sufs_stats st;
 
 	sufs_get_stats(fs, &st);
+	if (st.epochs - r->lib.epochs > r->line_epochs_max)
+		r->line_epochs_max = st.epochs - r->lib.epochs;
 	if (st.dirty_blocks * r->block_size > r->peak_dirty_bytes)
 		r->peak_dirty_bytes = st.dirty_blocks * r->block_size;
 	if (st.cache_bytes > r->peak_cache_bytes)

@@ -377,6 +377,30 @@ void moved_wait(struct sufs_fs *fs, uint32_t ino, struct waits *w)
 }
 
 /*
+ * Moving a directory again while its last move's old name is still on
+ * its way: that removal goes to disk now, as fsync would, and the new
+ * move waits for nothing of the old.  Waiting for it instead chained the
+ * moves of one directory, each one an epoch or more of the next sync: a
+ * sync that grew with the moves pending.  The write is bounded (the
+ * removal waits for one move's names, its "..", the first names and
+ * ".." above its new parent), and comes only for a second move of one
+ * directory before the write-back reached the first.
+ */
+int moved_settle(struct sufs_fs *fs, uint32_t ino)
+{
+	upd_id id = deps_noted(fs, ino), *ids;
+
+	if (!id)
+		return 0;
+	ids = malloc(sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	ids[0] = id;
+	fs->stats.moves_settled++;
+	return deps_flush_set(fs, ids, 1); /* frees ids */
+}
+
+/*
  * The names rename takes out of a directory: on disk, one of them may be
  * the file's only name until its new one is there (the removal waits for
  * it).  So the directory itself goes on disk (rmdir, or a rename over it)
@@ -418,8 +442,8 @@ int removals_wait(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din
 	return err;
 }
 
-/* The update that frees ino's inode bytes, if pending (to wait for it). */
-upd_id inode_last_update(struct sufs_fs *fs, uint32_t ino)
+/* The newest pending update of bytes [lo, hi) of ino's inode, or 0. */
+static upd_id inode_last_over(struct sufs_fs *fs, uint32_t ino, uint32_t lo, uint32_t hi)
 {
 	struct sufs_group_layout l;
 	uint32_t g = (ino - 1) / fs->sb.inodes_per_group, idx, off;
@@ -429,7 +453,28 @@ upd_id inode_last_update(struct sufs_fs *fs, uint32_t ino)
 	sufs_group_layout(&fs->sb, g, &l);
 	b = cache_lookup(fs, l.inode_table + idx / fs->inodes_per_block);
 	off = (idx % fs->inodes_per_block) * SUFS_INODE_SIZE;
-	return b ? deps_last_over(b, off, SUFS_INODE_SIZE) : 0;
+	return b ? deps_last_over(b, off + lo, hi - lo) : 0;
+}
+
+/* The update that frees ino's inode bytes, if pending (to wait for it). */
+upd_id inode_last_update(struct sufs_fs *fs, uint32_t ino)
+{
+	return inode_last_over(fs, ino, 0, SUFS_INODE_SIZE);
+}
+
+/*
+ * The newest pending change of what maps a directory's blocks: its size
+ * and its block pointers (a directory grown by a block), not its link
+ * count or its times.  A wait for the whole inode tied a rename to the
+ * removal that a lowered link count of its directory waits for, and that
+ * removal to the next: a chain through the directories' inodes.
+ */
+upd_id dir_map_update(struct sufs_fs *fs, uint32_t dir)
+{
+	upd_id size = inode_last_over(fs, dir, IN_SIZE, IN_BLOCKS),
+	       ptrs = inode_last_over(fs, dir, IN_GENERATION, IN_XATTR_BLOCK);
+
+	return size > ptrs ? size : ptrs; /* the newer: ids grow */
 }
 
 static int do_unlink(struct sufs_fs *fs, uint32_t dir, const char *name, size_t len, int rmdir)

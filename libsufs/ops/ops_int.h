@@ -158,6 +158,8 @@ int drop_link(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, upd_id re
 /* A moved directory's old-name removal, and a wait for the newest one. */
 int moved_note(struct sufs_fs *fs, uint32_t ino, upd_id removal);
 void moved_wait(struct sufs_fs *fs, uint32_t ino, struct waits *w);
+/* Before moving ino again: its last move's removal written now. */
+int moved_settle(struct sufs_fs *fs, uint32_t ino);
 /* The first names of the new directories from dir up: a wait for each
  * (before a name rename adds in dir lets the old one go). */
 int reachable_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w);
@@ -173,5 +175,7 @@ int removals_wait(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din
 		  struct waits *w);
 /* The update that frees ino's inode bytes, if pending (to wait for it). */
 upd_id inode_last_update(struct sufs_fs *fs, uint32_t ino);
+/* The newest pending change of dir's size or block pointers. */
+upd_id dir_map_update(struct sufs_fs *fs, uint32_t dir);
 
 #endif /* SUFS_OPS_INT_H */

@@ -121,7 +121,11 @@ static int rename_new_name(struct rename *r)
 	uint32_t old;
 	int err = 0;
 
-	err = dir_entry_pending(fs, r->sdir, &r->sdin, r->sname, r->slen, &src, &r->slblk);
+	/* a third name of a directory never waits for its second's move */
+	if (r->moving)
+		err = moved_settle(fs, r->ino);
+	if (!err)
+		err = dir_entry_pending(fs, r->sdir, &r->sdin, r->sname, r->slen, &src, &r->slblk);
 	if (!r->is_dir)
 		src = 0;
 	if (err)
@@ -139,8 +143,6 @@ static int rename_new_name(struct rename *r)
 	if (err)
 		return err;
 	}
-	if (r->moving)
-		moved_wait(fs, r->ino, &w); /* a third name waits too */
 	if (r->tino)
 		err = dir_set(fs, r->ddir, &r->ddin, r->dname, r->dlen, r->ino,
 			      sufs_ftype_of_mode(r->in.mode), UPD_DIRADD, &w, &old, &r->named);
@@ -210,7 +212,7 @@ static int rename_old_name(struct rename *r)
 
 	waits_add(&w, r->named);
 	waits_add(&w, r->dotdot);
-	waits_add(&w, inode_last_update(fs, r->ddir));
+	waits_add(&w, dir_map_update(fs, r->ddir));
 	removal_wait(fs, r->sdir, r->slblk, &w); /* the one before from this block */
 	/* last: what does not fit in w is written now */
 	err = reachable_wait(fs, r->ddir, &w);

@@ -962,6 +962,7 @@ write /d/f 50K 100K 4'
 	play "$every_op" --stats
 	assert_success
 	for label in "Write mode" Operations "Block writes" "Write calls" Barriers Epochs \
+		"Most epochs of a line" "Moves settled" \
 		"Block reads" "Updates created" "Updates merged" "Updates undone" \
 		"Files forgotten" "Peak pending updates" "Peak dependency bytes" "Peak undo bytes" \
 		"Peak dirty bytes" "Peak cache bytes" "Dependency bytes / cache" \
