@@ -386,6 +386,25 @@ static int want_awaited_whole(struct sufs_fs *fs, struct buf *b, void *arg)
 }
 
 /*
+ * The drain's choice: a block carrying an update that is waited for, if
+ * it can go whole; one that would go with parts undone is held back one
+ * epoch, for what it waits for to reach the disk meanwhile, and then goes
+ * as it may.  (Held until none could go whole, a block waited behind
+ * unrelated ones: a chain of n links took up to 2n epochs and more.)
+ */
+static int want_drain(struct sufs_fs *fs, struct buf *b, void *arg)
+{
+	if (!want_awaited(fs, b, arg))
+		return 0;
+	if (!want_awaited_whole(fs, b, arg) && !bd(b)->held) {
+		bd(b)->held = 1;
+		return 0;
+	}
+	bd(b)->held = 0;
+	return 1;
+}
+
+/*
  * Write epochs until nothing is dirty and no work is deferred.  While some
  * block carries an update that others (or deferred work) wait for, an
  * epoch writes only such blocks: the rest would be written again when what
@@ -404,9 +423,9 @@ int deps_drain(struct sufs_fs *fs)
 		/* with no wait left (no edge, no deferred work), none is
 		 * awaited: skip the searches, which read every record */
 		if (fs->deps->edges || fs->deps->ndeferred) {
-			n = deps_epoch(fs, want_awaited_whole, NULL, 1);
-			if (n == 0)
-				n = deps_epoch(fs, want_awaited, NULL, 1);
+			n = deps_epoch(fs, want_drain, NULL, 1);
+			if (n == 0) /* all were held back: they go now */
+				n = deps_epoch(fs, want_drain, NULL, 1);
 		}
 		if (n == 0)
 			n = deps_epoch(fs, NULL, NULL, 1);
