@@ -409,10 +409,11 @@ static int want_drain(struct sufs_fs *fs, struct buf *b, void *arg)
  * block carries an update that others (or deferred work) wait for, an
  * epoch writes only such blocks: the rest would be written again when what
  * waits reaches them (a removal's names, then its inodes, then the
- * bitmaps its frees change).  Those that can go whole go first: one that
- * would go with some of its updates undone (an inode-table block holding
- * a new inode whose bit is not on disk) would be written again for them.  When no block is waited for, an epoch
- * writes everything it may.
+ * bitmaps its frees change).  One that would go with some of its updates
+ * undone (an inode-table block holding a new inode whose bit is not on
+ * disk) would be written again for them: it is held back one epoch
+ * (want_drain()), so that a chain of n links drains in at most 2n epochs.
+ * When no block is waited for, an epoch writes everything it may.
  */
 int deps_drain(struct sufs_fs *fs)
 {

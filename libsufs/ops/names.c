@@ -274,14 +274,13 @@ int drop_link(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, upd_id re
 /*
  * A directory that rename moved keeps its old name on disk until its new
  * name and its ".." are there.  Until that removal is on disk, a change
- * that takes away one of its other names (rmdir, rename over it) or gives
- * it a third (moving it again) waits for it: so a crash never leaves a
- * directory named only where its ".." does not point, nor with more than
- * two names (fsck keeps the one ".." confirms, a leak fix).  The engine
- * keeps the removals, filed under the directory's inode number
- * (deps_note()); a wait for the newest is enough: each move's removal
- * waits for its new name, which waited for the removals pending before
- * it, so the newest reaches the disk last.
+ * that takes away one of its other names (rmdir, rename over it) waits
+ * for it, and one that gives it a third (moving it again) writes it first
+ * (moved_settle()): so a crash never leaves a directory named only where
+ * its ".." does not point, nor with more than two names (fsck keeps the
+ * one ".." confirms, a leak fix).  The engine keeps the removals, filed
+ * under the directory's inode number (deps_note()); a wait for the newest
+ * is enough: a move's removal is on disk before the next move is made.
  */
 int moved_note(struct sufs_fs *fs, uint32_t ino, upd_id removal)
 {

@@ -31,6 +31,9 @@ bats_require_minimum_version 1.5.0
 	refused bigdir "--counts 1e5: not a whole number of at least 1" --counts "100 1e5"
 	refused snapshot "--ops : not a whole number of at least 1" --ops ""
 	refused modes "unknown option --fast (see --help)" --fast
+	refused modes "--iops 0: not a whole number of at least 1" --iops 0
+	refused modes "--mbps needs --iops" --mbps 100
+	refused modes "--modes: no mode fast (async, softdep, sync)" --modes softdep,fast
 	refused floor "unknown option '--runs' (see --help)" --runs 3
 	refused fuse "--only: no workload fsck (untar, rmrf, postmark, build, fsync)" --only untar,fsck
 	refused fsck "--sizes: 10y10: not FILES nor DxF" --sizes 10y10:1M
