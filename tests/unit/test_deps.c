@@ -595,73 +595,6 @@ static void a_write_image_undoes_an_update_until_what_it_waits_for_is_on_disk(vo
 	free(dsk);
 }
 
-/* A short gap in a run of blocks an epoch writes is filled with the dirty
- * blocks in it, written as their images (all undone when nothing of them
- * may go): one write call, not one per side.  Not at a run's end, not
- * over a block that is not dirty, and not in a flush of a chosen set. */
-static void an_epoch_fills_a_short_gap_in_a_run_with_the_dirty_blocks_in_it(void **state)
-{
-	struct sufs_fs *fs = fs_of(state);
-	const uint64_t A = AREA, B = AREA + 1, C = AREA + 2, D = AREA + 4, E = AREA + 5,
-		       X = AREA + 10;
-	uint8_t *dsk = malloc(fs->bsize);
-	uint64_t calls, blocks;
-	struct trace t = { .n = 0 };
-	upd_id x, a, b, c, e, ids[2];
-	upd_id *set;
-
-	assert_non_null(dsk);
-	put_block(fs, B, 1);
-	put_block(fs, E, 2);
-	x = change(fs, X, 0, 8, 0x11, NULL, 0);
-	/* B and E may not go before X is on disk */
-	b = change(fs, B, 0, 8, 0xbb, &x, 1);
-	e = change(fs, E, 0, 8, 0xee, &x, 1);
-	a = change(fs, A, 0, 8, 0xaa, NULL, 0);
-	c = change(fs, C, 0, 8, 0xcc, NULL, 0);
-	change(fs, D, 0, 8, 0xdd, NULL, 0);
-
-	/* a flush of A and C writes them alone: two calls */
-	calls = fs->dev->writes;
-	ids[0] = a;
-	ids[1] = c;
-	set = malloc(sizeof(ids));
-	assert_non_null(set);
-	memcpy(set, ids, sizeof(ids));
-	assert_int_equal(deps_flush_set(fs, set, 2), 0);
-	assert_int_equal(fs->dev->writes - calls, 2);
-	assert_int_equal(cache_lookup(fs, B)->dirty, 1);
-	a = change(fs, A, 8, 8, 0xaa, NULL, 0);
-	c = change(fs, C, 8, 8, 0xcc, NULL, 0);
-
-	/* a full epoch: A, B (undone) and C in one call; D; X.  E would end
-	 * D's run with nothing of it written: it stays out */
-	fs->trace = trace_fn;
-	fs->trace_arg = &t;
-	calls = fs->dev->writes;
-	blocks = fs->stats.block_writes;
-	assert_int_equal(deps_epoch(fs, NULL, NULL, 1), 5);
-	fs->trace = NULL;
-	assert_int_equal(fs->dev->writes - calls, 3);
-	assert_int_equal(fs->stats.block_writes - blocks, 5);
-	assert_true(traced(&t, B));
-	assert_false(traced(&t, E));
-	disk_block(fs, B, dsk);
-	assert_pattern_at(dsk, fs->bsize, 1, 0); /* b undone */
-	assert_non_null(deps_find(fs, b));
-	assert_non_null(deps_find(fs, e));
-	assert_null(deps_find(fs, a));
-	assert_null(deps_find(fs, c));
-	assert_int_equal(cache_lookup(fs, B)->dirty, 1);
-	assert_int_equal(deps_check(fs, NULL, 0), 0);
-	/* X is on disk now: B and E go with the next epoch */
-	assert_int_equal(deps_epoch(fs, NULL, NULL, 1), 2);
-	disk_block(fs, B, dsk);
-	assert_bytes(dsk, 0xbb, 8);
-	settle(fs);
-	free(dsk);
-}
-
 static void an_overlapping_update_waits_for_the_older_one_and_undo_goes_newest_first(void **state)
 {
 	struct sufs_fs *fs = fs_of(state);
@@ -3333,7 +3266,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(a_write_image_undoes_an_update_until_what_it_waits_for_is_on_disk),
 		T(an_overlapping_update_waits_for_the_older_one_and_undo_goes_newest_first),
-		T(an_epoch_fills_a_short_gap_in_a_run_with_the_dirty_blocks_in_it),
 		T(changes_of_one_counter_wait_for_their_own_reasons_only),
 		T(a_wait_for_a_change_never_undone_on_the_same_block_is_met_by_its_writes),
 		T(a_change_waiting_for_nothing_folds_into_the_update_never_undone_but_not_over_an_older_undoable_one),
