@@ -914,6 +914,28 @@ write /d/f 50K 100K 4'
 	diff "$T/softdep.tree" "$T/async.tree"
 }
 
+# mix_epochs KEY [bench/mix options]: bench/mix at 500 and 5,000
+# transactions, each run with everything pending before the final sync (a
+# cache that holds it all) and checked by fsck; sets epochs to the JSON
+# counter KEY of the two runs.
+mix_epochs() {
+	local key=$1 n v
+	shift
+	epochs=()
+	for n in 500 5000; do
+		"$SUFS_SRCDIR/bench/mix" --files "$n" --seed 3 "$@" >"$T/mix"
+		mkimg "$T/m.img" 2G
+		run "$REPLAY" --cache 2G --json "$T/m.img" "$T/mix"
+		assert_success
+		json_vars
+		v=j_$key
+		epochs+=("${!v}")
+		run "$FSCK" -fn "$T/m.img"
+		assert_success
+	done
+	echo "epochs: ${epochs[*]}"
+}
+
 # The drain's bound (doc/ARCHITECTURE.md): a sync of a mix of creates,
 # writes, renames (across and within directories, over files) and unlinks
 # takes no more than twice the longest chain one operation needs (12
@@ -921,19 +943,8 @@ write /d/f 50K 100K 4'
 # the bound, 500 took 23 epochs and 5,000 took 46.
 @test "a sync takes as many epochs after 5,000 transactions as after 500: the drain's bound" {
 	require_cmd python3
-	local n epochs=()
-	for n in 500 5000; do
-		"$SUFS_SRCDIR/bench/mix" --files "$n" --seed 3 >"$T/mix"
-		mkimg "$T/m.img" 2G
-		# a cache that holds it all: nothing is written before the sync
-		run "$REPLAY" --cache 2G --json "$T/m.img" "$T/mix"
-		assert_success
-		json_vars
-		epochs+=("$j_epochs")
-		run "$FSCK" -fn "$T/m.img"
-		assert_success
-	done
-	echo "epochs: ${epochs[*]}"
+	local epochs
+	mix_epochs epochs
 	[ "${epochs[0]}" -le 12 ]
 	[ "${epochs[1]}" -le 12 ]
 }
@@ -944,18 +955,8 @@ write /d/f 50K 100K 4'
 # before a second move settled the first, 5,000 took 76.
 @test "a sync takes as many epochs after 5,000 transactions with directories moved as after 500" {
 	require_cmd python3
-	local n epochs=()
-	for n in 500 5000; do
-		"$SUFS_SRCDIR/bench/mix" --files "$n" --seed 3 --dirs >"$T/mix"
-		mkimg "$T/m.img" 2G
-		run "$REPLAY" --cache 2G --json "$T/m.img" "$T/mix"
-		assert_success
-		json_vars
-		epochs+=("$j_line_epochs_max")
-		run "$FSCK" -fn "$T/m.img"
-		assert_success
-	done
-	echo "epochs: ${epochs[*]}"
+	local epochs
+	mix_epochs line_epochs_max --dirs
 	[ "${epochs[0]}" -le 32 ]
 	[ "${epochs[1]}" -le 32 ]
 }
