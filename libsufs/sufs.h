@@ -730,8 +730,8 @@ struct sufs_stats {
 	uint64_t deferred;         /* deferred work items waiting */
 	uint64_t forgotten;        /* files removed before they reached the disk, whose
 	                              pending updates (their data) were forgotten */
-	uint64_t moves_settled;    /* directories moved again before their last move
-	                              was on disk: that move written first */
+	uint64_t moves_settled;    /* directories renamed again before their last
+	                              rename was on disk: that one written first */
 };
 void sufs_get_stats(struct sufs_fs *fs, struct sufs_stats *st);
 

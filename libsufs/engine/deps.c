@@ -111,9 +111,9 @@
  * What keeps it cheap in writes: the range of something that never
  * reached the disk (a file removed early) is forgotten with its updates,
  * when nothing that waited for them can show an older state
- * (deps_forget_new()); and a drain writes first the blocks others wait
- * for, one that would go with parts undone held back an epoch
- * (deps_drain()), so that a block is not written once per link of a chain.
+ * (deps_forget_new()); a drain writes first the blocks others wait for,
+ * one that would go with parts undone held back an epoch (deps_drain());
+ * and an epoch fills a short gap in a run with dirty blocks (epoch.c).
  *
  * Write modes change only the write-back policy: in async mode no updates
  * are recorded and blocks go out as they stand; in sync mode each

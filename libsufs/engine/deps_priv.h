@@ -80,6 +80,7 @@ struct bdeps {
 	uint32_t gwords;                /* words of bits per grain (0: no index) */
 	uint32_t undone_in_write;       /* updates left out of its last write image */
 	uint8_t written;                /* scratch: written in the epoch in progress */
+	uint8_t wanted;                 /* scratch: the epoch in progress wants it */
 	uint8_t held;                   /* held back one epoch by the drain (want_drain()) */
 };
 

@@ -105,21 +105,77 @@ static void set_inflight(struct buf *b, int on)
 }
 
 /*
+ * A run of consecutive blocks goes out in one write call; on a disk each
+ * call costs a seek or a command, each block only its bytes.  So a short
+ * gap in a run (FILL_MAX blocks at most) is filled with the dirty blocks
+ * that sit in it, though they have nothing to write now (every update
+ * waits) or the epoch does not want them: written as their write images
+ * (safe at any time, invariant (4)), they cost a block write each and save
+ * a call.  Not in a flush of a chosen set (fsync writes what its file
+ * needs), nor with a block whose image found no memory for its order.
+ */
+#define FILL_MAX 4
+
+/*
+ * Gather the run of consecutive blocks from list[i], a wanted block with
+ * something it may write, filling short gaps (fill): the write image of
+ * each into the staging area, sealed, its updates in flight.  Returns how
+ * many blocks the run holds: 0 when list[i] has nothing to write now.
+ */
+static size_t gather_run(struct sufs_fs *fs, struct buf **list, const uint8_t *wanted,
+			 size_t i, size_t n, int fill, int *nomem)
+{
+	uint8_t *stage = fs->deps->stage;
+	size_t run, fillers = 0;
+	unsigned undone, carried;
+	struct buf *b;
+	int filler;
+
+	if (!wanted[i])
+		return 0; /* only ever a filler */
+	for (run = 0; i + run < n && run < RUN_MAX; run++) {
+		b = list[i + run];
+		if (run && b->blk != list[i]->blk + run)
+			break;
+		carried = deps_image(fs, b, stage + run * fs->bsize, &undone);
+		*nomem |= carried == (unsigned)-1;
+		if (carried == (unsigned)-1)
+			break;
+		/* a block whose updates must all wait goes out later, with
+		 * them (its plain changes, times and counts, can wait too),
+		 * unless it fills a gap */
+		filler = !wanted[i + run] || (!carried && bd(b)->upds);
+		if (filler && (run == 0 || !fill || fillers == FILL_MAX))
+			break;
+		fillers = filler ? fillers + 1 : 0;
+		cache_seal(fs, b, stage + run * fs->bsize);
+		bd(b)->undone_in_write = undone;
+		/* its updates are in flight: freed after the barrier
+		 * (deps_mark_on_disk()), back to pending if the epoch fails */
+		set_inflight(b, 1);
+	}
+	/* fillers at the end of a run fill no gap: they stay */
+	for (; fillers; fillers--)
+		set_inflight(list[i + --run], 0);
+	return run;
+}
+
+/*
  * One epoch: write the write image of every buffer that wants writing and
  * has something it may write, one barrier, then mark what went out as on
  * disk and run the deferred work that became ready.  want(b) selects the
- * buffers (NULL: every dirty one).  Returns the number of blocks written,
- * or a negative error: -ENOMEM when nothing could be written because a
- * write image found no memory for its order.
+ * buffers (NULL: every dirty one); fill lets the gaps of a run be filled
+ * (above).  Returns the number of blocks written, or a negative error:
+ * -ENOMEM when nothing could be written because a write image found no
+ * memory for its order.
  */
-int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, void *),
-	       void *arg, int barrier)
+static int epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, void *),
+		 void *arg, int barrier, int fill)
 {
 	struct cache *c = &fs->cache;
 	struct buf **list, *b;
-	uint8_t *stage;
+	uint8_t *stage, *wanted;
 	size_t n = 0, i, run, k, written = 0;
-	unsigned undone, carried;
 	int err = 0, nomem = 0;
 
 	if (!c->dirty)
@@ -135,41 +191,29 @@ int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, v
 	    posix_memalign((void **)&fs->deps->stage, 4096, (size_t)RUN_MAX * fs->bsize))
 		fs->deps->stage = NULL;
 	stage = fs->deps->stage;
-	list = malloc(c->dirty * sizeof(*list));
+	list = malloc(c->dirty * (sizeof(*list) + 1));
 	if (!list || !stage) {
 		free(list);
 		return -ENOMEM;
 	}
-	for (b = c->dirtylist; b; b = b->dnext)
-		if (!want || want(fs, b, arg))
+	/* the blocks wanted, and (to fill gaps) the others, in block order;
+	 * wanted[] follows the sort through the buffers' scratch mark */
+	for (b = c->dirtylist; b; b = b->dnext) {
+		bd(b)->wanted = !want || want(fs, b, arg);
+		if (bd(b)->wanted || fill)
 			list[n++] = b;
+	}
 	qsort(list, n, sizeof(*list), cmp_blk);
+	wanted = (uint8_t *)(list + c->dirty);
+	for (i = 0; i < n; i++)
+		wanted[i] = bd(list[i])->wanted;
 	for (i = 0; i < n && !err; i += run) {
-		/* gather a run of consecutive blocks, skipping those with nothing
-		 * they may write yet */
-		for (run = 0; i + run < n && run < RUN_MAX; run++) {
-			b = list[i + run];
-			if (run && b->blk != list[i]->blk + run)
-				break;
-			carried = deps_image(fs, b, stage + run * fs->bsize, &undone);
-			nomem |= carried == (unsigned)-1;
-			/* a block whose updates must all wait goes out later, with
-			 * them: its plain changes (times, counts) can wait too */
-			if (carried == (unsigned)-1 || (!carried && bd(b)->upds)) {
-				if (run == 0) {
-					list[i] = NULL; /* nothing to write for it now */
-					run = 1;
-				}
-				break;
-			}
-			cache_seal(fs, b, stage + run * fs->bsize);
-			bd(b)->undone_in_write = undone;
-			/* its updates are in flight: freed after the barrier
-			 * (deps_mark_on_disk()), back to pending if the epoch fails */
-			set_inflight(b, 1);
-		}
-		if (!list[i])
+		run = gather_run(fs, list, wanted, i, n, fill, &nomem);
+		if (run == 0) {
+			list[i] = NULL; /* nothing to write for it now */
+			run = 1;
 			continue;
+		}
 		err = sufs_dev_write(fs->dev, list[i]->blk << fs->bshift, stage, run * fs->bsize);
 		if (err) {
 			for (k = 0; k < run; k++)
@@ -215,6 +259,12 @@ int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, v
 	if (!err && !written && nomem)
 		err = -ENOMEM;
 	return err < 0 ? err : (int)written;
+}
+
+int deps_epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *, void *),
+	       void *arg, int barrier)
+{
+	return epoch(fs, want, arg, barrier, 1);
 }
 
 /* ---- flushing a chosen set ------------------------------------------------------ */
@@ -299,7 +349,7 @@ int deps_flush_set(struct sufs_fs *fs, upd_id *ids, size_t n)
 			;
 		if (i == set.n)
 			break;
-		err = deps_epoch(fs, want_set, &set, 1);
+		err = epoch(fs, want_set, &set, 1, 0);
 		if (err == 0)
 			err = -EIO; /* cannot happen: the oldest of the set is allowed */
 		else if (err > 0)

@@ -30,18 +30,43 @@ upd_id deps_last_over(const struct buf *b, uint32_t off, uint32_t len)
 	return 0;
 }
 
+/*
+ * Does u wait for an update of kinds on another block, directly or through
+ * undoable updates of its own block?  (A removal waits for the one before
+ * from its block, which waits for its new name elsewhere; its own new name
+ * may have been forgotten.)  At most *budget updates are read: past that
+ * the answer is yes, which only costs a slot.
+ */
+static int waits_outside(const struct upd *u, const struct buf *b, unsigned kinds,
+			 unsigned *budget)
+{
+	const struct edge *e;
+
+	if (*budget == 0)
+		return 1;
+	--*budget;
+	for (e = u->befores; e; e = e->next_before) {
+		if (e->before->b != b) {
+			if (kinds & DEPS_KIND(e->before->kind))
+				return 1;
+		} else if (waits_outside(e->before, b, kinds, budget)) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int deps_waits_over(const struct buf *b, uint32_t off, uint32_t len, unsigned kinds)
 {
 	const struct uspan *sp;
-	const struct edge *e;
+	unsigned budget = 32;
 	size_t i;
 
 	for (i = 0; i < bd(b)->nspans; i++) { /* the updates that may be undone */
 		sp = &bd(b)->spans[i];
-		if (sp->u && off < sp->end && sp->off < off + len)
-			for (e = sp->u->befores; e; e = e->next_before)
-				if (e->before->b != b && (kinds & DEPS_KIND(e->before->kind)))
-					return 1;
+		if (sp->u && off < sp->end && sp->off < off + len &&
+		    waits_outside(sp->u, b, kinds, &budget))
+			return 1;
 	}
 	return 0;
 }

@@ -294,10 +294,12 @@ struct place {
  *
  * A slot whose bytes a pending update still covers that may be undone and
  * waits for a name in another block (a name renamed away, whose removal
- * waits for the new name elsewhere) is passed over: the new entry would
- * wait for that removal, and so for the new name, which may itself wait
- * for a slot of the same kind, a chain as long as the renames pending and
- * one epoch per link at sync.  Such a slot is free again once its block is
+ * waits for the new name elsewhere), or for an update of its own block
+ * that does (the removal before it from the block, when its own new name
+ * was forgotten with its file), is passed over: the new entry would wait
+ * for that removal, and so for the new name, which may itself wait for a
+ * slot of the same kind, a chain as long as the renames pending and one
+ * epoch per link at sync.  Such a slot is free again once its block is
  * written; until then the name goes to the next slot, or to a new block,
  * or, when no block is left to grow by, to the first slot passed over.
  */

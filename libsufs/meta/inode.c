@@ -99,14 +99,12 @@ int inode_load(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in)
 /*
  * The ordered parts of an inode: what fsck reads to decide what an inode
  * is and owns.  The block count (a summary), the timestamps and the
- * checksum (sealed at write time) go out as they stand.  A file's link
- * count is a counter (buf_count()): its raises and lowers, each waiting
- * for its own name, never wait for each other.  A directory's is not: its
- * changes follow its subdirectories' ".." entries, and waiting for each
- * other keeps the moves of directories in order: a directory renamed in
- * its parent after a move waits, through its raised count, for the move's
- * old name to go (made a counter, a crash left three names: random
- * workload 23 of the crash corpus).  A part
+ * checksum (sealed at write time) go out as they stand.  A link count is
+ * a counter (buf_count()): its raises and lowers, each waiting for its
+ * own name or "..", never wait for each other.  (A directory's once did:
+ * that ordered the moves through one parent, a chain as long as the moves
+ * pending.  What it also did, keep a directory renamed again from showing
+ * three names, rename does itself: moved_settle() in ops/names.c.)  A part
  * is stored as an update of the bytes that changed; the extended
  * attributes, a list whose every entry is found through the ones before
  * it, as an update of the whole part (whole), so that no write shows one
@@ -191,7 +189,7 @@ int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 			}
 			if (last) /* which waits for w: that is enough */
 				w2 = (struct waits){ .n = 1, .id = { last } };
-			if (k == ORDERED_LINKS && !S_ISDIR(in->mode))
+			if (k == ORDERED_LINKS)
 				last = buf_count(fs, b, off + IN_LINKS, IN_UID - IN_LINKS,
 						 (int32_t)(get32(raw + IN_LINKS) - get32(old + IN_LINKS)),
 						 kind, &w2);

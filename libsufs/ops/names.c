@@ -272,13 +272,15 @@ int drop_link(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, upd_id re
 }
 
 /*
- * A directory that rename moved keeps its old name on disk until its new
- * name and its ".." are there.  Until that removal is on disk, a change
- * that takes away one of its other names (rmdir, rename over it) waits
- * for it, and one that gives it a third (moving it again) writes it first
- * (moved_settle()): so a crash never leaves a directory named only where
- * its ".." does not point, nor with more than two names (fsck keeps the
- * one ".." confirms, a leak fix).  The engine keeps the removals, filed
+ * A directory that rename moved or renamed keeps its old name on disk
+ * until its new name (and its "..") are there.  Until that removal is on
+ * disk, a change that takes away one of its other names (rmdir, rename
+ * over it) waits for it, and one that gives it a third (renaming it again,
+ * in its parent or to another) writes it first (moved_settle()): so a
+ * crash never leaves a directory named only where its ".." does not point,
+ * nor with more than two names (fsck keeps the one ".." confirms, a leak
+ * fix).  Its link count does not order these: it is a counter, whose
+ * raises and lowers never wait for each other (inode_store()).  The engine keeps the removals, filed
  * under the directory's inode number (deps_note()); a wait for the newest
  * is enough: a move's removal is on disk before the next move is made.
  */
@@ -376,13 +378,13 @@ void moved_wait(struct sufs_fs *fs, uint32_t ino, struct waits *w)
 }
 
 /*
- * Moving a directory again while its last move's old name is still on
- * its way: that removal goes to disk now, as fsync would, and the new
- * move waits for nothing of the old.  Waiting for it instead chained the
+ * Renaming a directory again while its last rename's old name is still
+ * on its way: that removal goes to disk now, as fsync would, and the new
+ * rename waits for nothing of the old.  Waiting for it instead chained the
  * moves of one directory, each one an epoch or more of the next sync: a
  * sync that grew with the moves pending.  The write is bounded (the
- * removal waits for one move's names, its "..", the first names and
- * ".." above its new parent), and comes only for a second move of one
+ * removal waits for one rename's names, its "..", the first names and
+ * ".." above its new parent), and comes only for a second rename of one
  * directory before the write-back reached the first.
  */
 int moved_settle(struct sufs_fs *fs, uint32_t ino)

@@ -155,10 +155,11 @@ int xattr_acl_chmod(struct sufs_fs *fs, struct sufs_inode *in);
 
 /* Drop one link of ino once removal is on disk; the last one frees it. */
 int drop_link(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in, upd_id removal);
-/* A moved directory's old-name removal, and a wait for the newest one. */
+/* A renamed directory's old-name removal, and a wait for the newest one. */
 int moved_note(struct sufs_fs *fs, uint32_t ino, upd_id removal);
 void moved_wait(struct sufs_fs *fs, uint32_t ino, struct waits *w);
-/* Before moving ino again: its last move's removal written now. */
+/* Before renaming directory ino again: its last rename's removal written
+ * now. */
 int moved_settle(struct sufs_fs *fs, uint32_t ino);
 /* The first names of the new directories from dir up: a wait for each
  * (before a name rename adds in dir lets the old one go). */

@@ -121,8 +121,8 @@ static int rename_new_name(struct rename *r)
 	uint32_t old;
 	int err = 0;
 
-	/* a third name of a directory never waits for its second's move */
-	if (r->moving)
+	/* a third name of a directory never waits for its second's rename */
+	if (r->is_dir)
 		err = moved_settle(fs, r->ino);
 	if (!err)
 		err = dir_entry_pending(fs, r->sdir, &r->sdin, r->sname, r->slen, &src, &r->slblk);
@@ -225,7 +225,7 @@ static int rename_old_name(struct rename *r)
 	if (!err)
 		err = dir_set(fs, r->sdir, &r->sdin, r->sname, r->slen, 0, 0, UPD_DIRREM, &w, &old,
 			      &r->removed);
-	if (!err && r->moving)
+	if (!err && r->is_dir)
 		err = moved_note(fs, r->ino, r->removed);
 	if (!err)
 		err = removal_note(fs, r->sdir, r->slblk, r->removed);

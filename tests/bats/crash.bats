@@ -81,6 +81,25 @@ crash() {
 	assert_output --regexp "[0-9]{3,} crash states checked .* 0 violations"
 }
 
+@test "a directory renamed in its parent after a move, both pending: never three names" {
+	# /e moves twice, then is renamed in place: the in-place rename writes
+	# the last move's removal first (moved_settle()), as the ordered link
+	# count once made it wait; with link counts as counters and no settle,
+	# states of epoch 8 held three names (random workload 23, cut down)
+	cat >three.replay <<-'EOF'
+	mkdir /d/sub/d13 0746
+	create /d/f26
+	rename /d/hl /d/sub/d13/r35
+	rename /e /d/sub/r38
+	rename /d/sub/r38 /d/r43
+	rename /d/r43 /d/r49
+	EOF
+	crash --crash-check "$BASE" three.replay
+	assert_success
+	assert_output --regexp "[0-9]{2,} crash states checked .* 0 violations"
+	refute_output --partial entry_dir_link
+}
+
 @test "async mode: the harness reports damage worse than leaks" {
 	crash --crash-check=sample:300 --mode async --random 200 --seed 1 "$BASE"
 	assert_failure 64

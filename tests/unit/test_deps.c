@@ -73,11 +73,12 @@ static int teardown(void **state)
 /* ---- helpers: blocks, updates, images ----------------------------------------- */
 
 /*
- * Change len bytes of blk at off to `byte`, announced as one update that
- * waits for waits[0..n).  Returns the id of the update that carries it.
+ * Change len bytes of blk at off to `byte`, announced as one update of the
+ * given kind that waits for waits[0..n).  Returns the id of the update
+ * that carries it.
  */
-static upd_id change(struct sufs_fs *fs, uint64_t blk, uint32_t off, uint32_t len, uint8_t byte,
-		     const upd_id *waits, unsigned n)
+static upd_id kchange(struct sufs_fs *fs, uint64_t blk, uint32_t off, uint32_t len, uint8_t byte,
+		      enum upd_kind kind, const upd_id *waits, unsigned n)
 {
 	struct waits w = { 0 };
 	struct buf *b;
@@ -87,10 +88,17 @@ static upd_id change(struct sufs_fs *fs, uint64_t blk, uint32_t off, uint32_t le
 	for (i = 0; i < n; i++)
 		waits_add(&w, waits[i]);
 	assert_int_equal(buf_get(fs, blk, BUF_DATA, &b), 0);
-	id = buf_update(fs, b, off, len, UPD_DATA, &w);
+	id = buf_update(fs, b, off, len, kind, &w);
 	memset(b->data + off, byte, len);
 	buf_put(fs, b);
 	return id;
+}
+
+/* The same, of data. */
+static upd_id change(struct sufs_fs *fs, uint64_t blk, uint32_t off, uint32_t len, uint8_t byte,
+		     const upd_id *waits, unsigned n)
+{
+	return kchange(fs, blk, off, len, byte, UPD_DATA, waits, n);
 }
 
 /* Everything pending goes to disk; nothing may be left. */
@@ -595,6 +603,73 @@ static void a_write_image_undoes_an_update_until_what_it_waits_for_is_on_disk(vo
 	free(dsk);
 }
 
+/* A short gap in a run of blocks an epoch writes is filled with the dirty
+ * blocks in it, written as their images (all undone when nothing of them
+ * may go): one write call, not one per side.  Not at a run's end, not
+ * over a block that is not dirty, and not in a flush of a chosen set. */
+static void an_epoch_fills_a_short_gap_in_a_run_with_the_dirty_blocks_in_it(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	const uint64_t A = AREA, B = AREA + 1, C = AREA + 2, D = AREA + 4, E = AREA + 5,
+		       X = AREA + 10;
+	uint8_t *dsk = malloc(fs->bsize);
+	uint64_t calls, blocks;
+	struct trace t = { .n = 0 };
+	upd_id x, a, b, c, e, ids[2];
+	upd_id *set;
+
+	assert_non_null(dsk);
+	put_block(fs, B, 1);
+	put_block(fs, E, 2);
+	x = change(fs, X, 0, 8, 0x11, NULL, 0);
+	/* B and E may not go before X is on disk */
+	b = change(fs, B, 0, 8, 0xbb, &x, 1);
+	e = change(fs, E, 0, 8, 0xee, &x, 1);
+	a = change(fs, A, 0, 8, 0xaa, NULL, 0);
+	c = change(fs, C, 0, 8, 0xcc, NULL, 0);
+	change(fs, D, 0, 8, 0xdd, NULL, 0);
+
+	/* a flush of A and C writes them alone: two calls */
+	calls = fs->dev->writes;
+	ids[0] = a;
+	ids[1] = c;
+	set = malloc(sizeof(ids));
+	assert_non_null(set);
+	memcpy(set, ids, sizeof(ids));
+	assert_int_equal(deps_flush_set(fs, set, 2), 0);
+	assert_int_equal(fs->dev->writes - calls, 2);
+	assert_int_equal(cache_lookup(fs, B)->dirty, 1);
+	a = change(fs, A, 8, 8, 0xaa, NULL, 0);
+	c = change(fs, C, 8, 8, 0xcc, NULL, 0);
+
+	/* a full epoch: A, B (undone) and C in one call; D; X.  E would end
+	 * D's run with nothing of it written: it stays out */
+	fs->trace = trace_fn;
+	fs->trace_arg = &t;
+	calls = fs->dev->writes;
+	blocks = fs->stats.block_writes;
+	assert_int_equal(deps_epoch(fs, NULL, NULL, 1), 5);
+	fs->trace = NULL;
+	assert_int_equal(fs->dev->writes - calls, 3);
+	assert_int_equal(fs->stats.block_writes - blocks, 5);
+	assert_true(traced(&t, B));
+	assert_false(traced(&t, E));
+	disk_block(fs, B, dsk);
+	assert_pattern_at(dsk, fs->bsize, 1, 0); /* b undone */
+	assert_non_null(deps_find(fs, b));
+	assert_non_null(deps_find(fs, e));
+	assert_null(deps_find(fs, a));
+	assert_null(deps_find(fs, c));
+	assert_int_equal(cache_lookup(fs, B)->dirty, 1);
+	assert_int_equal(deps_check(fs, NULL, 0), 0);
+	/* X is on disk now: B and E go with the next epoch */
+	assert_int_equal(deps_epoch(fs, NULL, NULL, 1), 2);
+	disk_block(fs, B, dsk);
+	assert_bytes(dsk, 0xbb, 8);
+	settle(fs);
+	free(dsk);
+}
+
 static void an_overlapping_update_waits_for_the_older_one_and_undo_goes_newest_first(void **state)
 {
 	struct sufs_fs *fs = fs_of(state);
@@ -819,6 +894,55 @@ static void a_wait_for_a_change_never_undone_on_the_same_block_is_met_by_its_wri
 	assert_non_null(deps_find(fs, x));
 	settle(fs);
 	free(img);
+}
+
+/*
+ * A directory's slot is busy while a pending update over it waits for a
+ * name on another block, directly or through updates of its own block: a
+ * removal waits for the one before from its block, which waits for its new
+ * name elsewhere, when its own new name was forgotten (dir_add() passes
+ * over such a slot: a name there would wait as long).  Past 32 updates
+ * read the answer is yes.
+ */
+static void a_slot_is_busy_while_what_lies_over_it_waits_for_a_name_elsewhere_even_through_its_own_block(
+	void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	const uint64_t C = AREA + 2, D = AREA + 3, E = AREA + 4, F = AREA + 5;
+	const unsigned names = DEPS_KIND(UPD_DIRADD) | DEPS_KIND(UPD_DIRREM);
+	upd_id n, i, r1, r2, r[40];
+	struct buf *c, *f;
+	unsigned k;
+
+	put_block(fs, C, 2);
+	put_block(fs, F, 3);
+	n = kchange(fs, D, 0, 8, 0xd0, UPD_DIRADD, NULL, 0);    /* a new name elsewhere */
+	i = kchange(fs, E, 0, 8, 0xe0, UPD_INODEDEP, NULL, 0);  /* an inode */
+	r1 = kchange(fs, C, 100, 4, 0, UPD_DIRREM, &n, 1);      /* waits for the name */
+	r2 = kchange(fs, C, 200, 4, 0, UPD_DIRREM, &r1, 1);     /* for r1 alone */
+	kchange(fs, C, 300, 4, 0x33, UPD_DIRADD, &i, 1);        /* for an inode alone */
+	assert_true(r1 && r2 && r1 != r2);
+	c = cache_lookup(fs, C);
+	assert_true(deps_waits_over(c, 96, 8, names));
+	assert_true(deps_waits_over(c, 200, 8, names));
+	assert_false(deps_waits_over(c, 300, 8, names));
+	assert_false(deps_waits_over(c, 400, 8, names));
+	assert_false(deps_waits_over(c, 200, 8, DEPS_KIND(UPD_MKDIR)));
+
+	/* a chain of 40 on one block, none waiting for a name: too long to
+	 * read to its end, so busy; its first 30 are not */
+	for (k = 0; k < 40; k++)
+		r[k] = kchange(fs, F, 8 * k, 4, 0, UPD_DIRREM, k ? &r[k - 1] : &i, 1);
+	f = cache_lookup(fs, F);
+	assert_false(deps_waits_over(f, 8 * 29, 4, names));
+	assert_true(deps_waits_over(f, 8 * 39, 4, names));
+
+	/* the name on disk: neither slot of C is busy */
+	assert_int_equal(deps_epoch(fs, want_blk, (void *)&D, 1), 1);
+	assert_false(deps_waits_over(c, 96, 8, names));
+	assert_false(deps_waits_over(c, 200, 8, names));
+	assert_int_equal(deps_check(fs, NULL, 0), 0);
+	settle(fs);
 }
 
 static void a_change_waiting_for_nothing_folds_into_the_update_never_undone_but_not_over_an_older_undoable_one(
@@ -3266,8 +3390,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(a_write_image_undoes_an_update_until_what_it_waits_for_is_on_disk),
 		T(an_overlapping_update_waits_for_the_older_one_and_undo_goes_newest_first),
+		T(an_epoch_fills_a_short_gap_in_a_run_with_the_dirty_blocks_in_it),
 		T(changes_of_one_counter_wait_for_their_own_reasons_only),
 		T(a_wait_for_a_change_never_undone_on_the_same_block_is_met_by_its_writes),
+		T(a_slot_is_busy_while_what_lies_over_it_waits_for_a_name_elsewhere_even_through_its_own_block),
 		T(a_change_waiting_for_nothing_folds_into_the_update_never_undone_but_not_over_an_older_undoable_one),
 		T(a_change_that_adds_no_wait_is_merged_into_the_update_it_overlaps),
 		T(a_block_with_many_pending_updates_finds_every_overlap_through_its_index),
