@@ -951,7 +951,7 @@ mix_epochs() {
 
 # The same with directories made, moved with what they hold, and removed
 # (bench/mix --dirs): the final sync's epochs (line_epochs_max) stay within
-# twice the longest chain of a move (8 links: 16), 12 and 12 today (13 at
+# twice the longest chain of a move (8 links: 16), 13 and 11 today (13 at
 # 8,000 and at 50,000 transactions, bench/drain).  Before directories' link
 # counts became counters, 15 and 22; before a second move settled the
 # first, 5,000 took 76.
