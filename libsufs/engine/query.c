@@ -32,10 +32,10 @@ upd_id deps_last_over(const struct buf *b, uint32_t off, uint32_t len)
 
 /*
  * Does u wait for an update of kinds on another block, directly or through
- * undoable updates of its own block?  (A removal waits for the one before
- * from its block, which waits for its new name elsewhere; its own new name
- * may have been forgotten.)  At most *budget updates are read: past that
- * the answer is yes, which only costs a slot.
+ * the removals of names of its own block (a removal waits for the one
+ * before from its block, which waits for its new name elsewhere; its own
+ * new name may have been forgotten)?  At most *budget updates are read:
+ * past that the answer is yes, which only costs a slot.
  */
 static int waits_outside(const struct upd *u, const struct buf *b, unsigned kinds,
 			 unsigned *budget)
@@ -45,14 +45,13 @@ static int waits_outside(const struct upd *u, const struct buf *b, unsigned kind
 	if (*budget == 0)
 		return 1;
 	--*budget;
-	for (e = u->befores; e; e = e->next_before) {
-		if (e->before->b != b) {
-			if (kinds & DEPS_KIND(e->before->kind))
-				return 1;
-		} else if (waits_outside(e->before, b, kinds, budget)) {
+	for (e = u->befores; e; e = e->next_before)
+		if (e->before->b != b && (kinds & DEPS_KIND(e->before->kind)))
 			return 1;
-		}
-	}
+	for (e = u->befores; e; e = e->next_before)
+		if (e->before->b == b && e->before->kind == UPD_DIRREM &&
+		    waits_outside(e->before, b, kinds, budget))
+			return 1;
 	return 0;
 }
 
