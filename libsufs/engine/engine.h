@@ -88,11 +88,13 @@ upd_id buf_count(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len, 
 upd_id deps_last_over(const struct buf *b, uint32_t off, uint32_t len);
 /* Does a pending update that may be undone overlap [off, off+len), waiting
  * for an update of one of kinds (DEPS_KIND() bits) on another block,
- * directly or through removals of names on its own block?  (A change
- * there would wait for it, and so for that one: a directory's slot whose
- * old name's removal waits for a new name elsewhere, or for the removal
- * before it from the block, which does.)  Past 32 updates read, yes. */
-int deps_waits_over(const struct buf *b, uint32_t off, uint32_t len, unsigned kinds);
+ * directly or through updates of its own block of one of through?  (A
+ * change there would wait for it, and so for that one: a directory's slot
+ * whose old name's removal waits for a new name elsewhere, or for the
+ * removal before it from the block, which does.)  Past 32 updates read,
+ * yes. */
+int deps_waits_over(const struct buf *b, uint32_t off, uint32_t len, unsigned kinds,
+		    unsigned through);
 /* The pending update of kind on b (the oldest), or 0. */
 upd_id deps_pending_kind(const struct buf *b, enum upd_kind kind);
 /* Is update id still pending (not on disk, nor forgotten)? */

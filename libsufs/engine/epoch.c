@@ -122,8 +122,8 @@ static void set_inflight(struct buf *b, int on)
  * each into the staging area, sealed, its updates in flight.  Returns how
  * many blocks the run holds: 0 when list[i] has nothing to write now.
  */
-static size_t gather_run(struct sufs_fs *fs, struct buf **list, const uint8_t *wanted,
-			 size_t i, size_t n, int fill, int *nomem)
+static size_t gather_run(struct sufs_fs *fs, struct buf **list, size_t i, size_t n, int fill,
+			 int *nomem)
 {
 	uint8_t *stage = fs->deps->stage;
 	size_t run, fillers = 0;
@@ -131,7 +131,7 @@ static size_t gather_run(struct sufs_fs *fs, struct buf **list, const uint8_t *w
 	struct buf *b;
 	int filler;
 
-	if (!wanted[i])
+	if (!bd(list[i])->wanted)
 		return 0; /* only ever a filler */
 	for (run = 0; i + run < n && run < RUN_MAX; run++) {
 		b = list[i + run];
@@ -144,7 +144,7 @@ static size_t gather_run(struct sufs_fs *fs, struct buf **list, const uint8_t *w
 		/* a block whose updates must all wait goes out later, with
 		 * them (its plain changes, times and counts, can wait too),
 		 * unless it fills a gap */
-		filler = !wanted[i + run] || (!carried && bd(b)->upds);
+		filler = !bd(b)->wanted || (!carried && bd(b)->upds);
 		if (filler && (run == 0 || !fill || fillers == FILL_MAX))
 			break;
 		fillers = filler ? fillers + 1 : 0;
@@ -174,7 +174,7 @@ static int epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *,
 {
 	struct cache *c = &fs->cache;
 	struct buf **list, *b;
-	uint8_t *stage, *wanted;
+	uint8_t *stage;
 	size_t n = 0, i, run, k, written = 0;
 	int err = 0, nomem = 0;
 
@@ -191,24 +191,21 @@ static int epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *,
 	    posix_memalign((void **)&fs->deps->stage, 4096, (size_t)RUN_MAX * fs->bsize))
 		fs->deps->stage = NULL;
 	stage = fs->deps->stage;
-	list = malloc(c->dirty * (sizeof(*list) + 1));
+	list = malloc(c->dirty * sizeof(*list));
 	if (!list || !stage) {
 		free(list);
 		return -ENOMEM;
 	}
 	/* the blocks wanted, and (to fill gaps) the others, in block order;
-	 * wanted[] follows the sort through the buffers' scratch mark */
+	 * each buffer's scratch mark says which */
 	for (b = c->dirtylist; b; b = b->dnext) {
 		bd(b)->wanted = !want || want(fs, b, arg);
 		if (bd(b)->wanted || fill)
 			list[n++] = b;
 	}
 	qsort(list, n, sizeof(*list), cmp_blk);
-	wanted = (uint8_t *)(list + c->dirty);
-	for (i = 0; i < n; i++)
-		wanted[i] = bd(list[i])->wanted;
 	for (i = 0; i < n && !err; i += run) {
-		run = gather_run(fs, list, wanted, i, n, fill, &nomem);
+		run = gather_run(fs, list, i, n, fill, &nomem);
 		if (run == 0) {
 			list[i] = NULL; /* nothing to write for it now */
 			run = 1;

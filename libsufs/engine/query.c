@@ -32,13 +32,13 @@ upd_id deps_last_over(const struct buf *b, uint32_t off, uint32_t len)
 
 /*
  * Does u wait for an update of kinds on another block, directly or through
- * the removals of names of its own block (a removal waits for the one
+ * updates of its own block of one of through (a removal waits for the one
  * before from its block, which waits for its new name elsewhere; its own
  * new name may have been forgotten)?  At most *budget updates are read:
  * past that the answer is yes, which only costs a slot.
  */
 static int waits_outside(const struct upd *u, const struct buf *b, unsigned kinds,
-			 unsigned *budget)
+			 unsigned through, unsigned *budget)
 {
 	const struct edge *e;
 
@@ -49,13 +49,14 @@ static int waits_outside(const struct upd *u, const struct buf *b, unsigned kind
 		if (e->before->b != b && (kinds & DEPS_KIND(e->before->kind)))
 			return 1;
 	for (e = u->befores; e; e = e->next_before)
-		if (e->before->b == b && e->before->kind == UPD_DIRREM &&
-		    waits_outside(e->before, b, kinds, budget))
+		if (e->before->b == b && (through & DEPS_KIND(e->before->kind)) &&
+		    waits_outside(e->before, b, kinds, through, budget))
 			return 1;
 	return 0;
 }
 
-int deps_waits_over(const struct buf *b, uint32_t off, uint32_t len, unsigned kinds)
+int deps_waits_over(const struct buf *b, uint32_t off, uint32_t len, unsigned kinds,
+		    unsigned through)
 {
 	const struct uspan *sp;
 	unsigned budget = 32;
@@ -64,7 +65,7 @@ int deps_waits_over(const struct buf *b, uint32_t off, uint32_t len, unsigned ki
 	for (i = 0; i < bd(b)->nspans; i++) { /* the updates that may be undone */
 		sp = &bd(b)->spans[i];
 		if (sp->u && off < sp->end && sp->off < off + len &&
-		    waits_outside(sp->u, b, kinds, &budget))
+		    waits_outside(sp->u, b, kinds, through, &budget))
 			return 1;
 	}
 	return 0;
