@@ -301,7 +301,10 @@ int fs_alloc_struct(struct sufs_dev *dev, const struct sufs_super *sb, unsigned 
 		    struct sufs_fs **out);
 
 /* ---- meta/alloc.c ---- */
-int alloc_block(struct sufs_fs *fs, uint64_t goal, uint64_t *blk, upd_id *id);
+/* A free block near goal (meta: in the metadata area of goal's group first,
+ * meta_goal()), its bit set. */
+int alloc_block(struct sufs_fs *fs, uint64_t goal, int meta, uint64_t *blk, upd_id *id);
+uint64_t meta_goal(const struct sufs_fs *fs, uint64_t goal);
 int alloc_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t *ino, upd_id *id);
 int alloc_room(struct sufs_fs *fs, uint64_t need);
 int free_block(struct sufs_fs *fs, uint64_t blk);

@@ -160,26 +160,66 @@ static int grab(struct sufs_fs *fs, enum sufs_bitmap which, uint32_t g, uint32_t
 	return err < 0 ? err : 0;
 }
 
-static int find_block(struct sufs_fs *fs, uint64_t goal, uint64_t *blk, upd_id *id)
+/*
+ * The metadata area of a group: its first data blocks, 1/32 of the group's
+ * blocks (at most half its data blocks), where indirect, directory and attribute
+ * blocks go first, as FreeBSD's FFS keeps a part of each cylinder group
+ * for metadata; data goes there only once every group's other blocks are
+ * in use.  Under soft updates such a block goes out with its pointers to
+ * new data undone in the write-back that writes that data, and again once
+ * the data is on disk: kept together, the second writes of one write-back
+ * are neighbours and go in a few requests, not one each between clean
+ * data.  Returns the area's end, as an offset in the group.
+ */
+static uint32_t meta_end(const struct sufs_fs *fs, uint32_t g)
 {
-	uint32_t ngroups = fs->sb.groups_count, g0, g, i, start;
-	int err;
+	struct sufs_group_layout l;
+	uint64_t data, n;
+
+	sufs_group_layout(&fs->sb, g, &l);
+	n = (l.end - l.start) / 32;
+	data = l.end > l.first_data ? l.end - l.first_data : 0;
+	if (n > data / 2)
+		n = data / 2;
+	return (uint32_t)(l.first_data - l.start + n);
+}
+
+uint64_t meta_goal(const struct sufs_fs *fs, uint64_t goal)
+{
+	struct sufs_group_layout l;
+
+	if (goal >= fs->sb.blocks_count)
+		goal = 0;
+	sufs_group_layout(&fs->sb, (uint32_t)(goal / fs->sb.blocks_per_group), &l);
+	return l.first_data;
+}
+
+/* The goal's group from the goal on, every other group, then the goal's
+ * group from its start; data past the metadata areas first (meta 0), then,
+ * when that finds none, every group from its start. */
+static int find_block(struct sufs_fs *fs, uint64_t goal, int meta, uint64_t *blk, upd_id *id)
+{
+	uint32_t ngroups = fs->sb.groups_count, g0, g, i, start, skip;
+	int err, pass;
 
 	if (goal >= fs->sb.blocks_count)
 		goal = 0;
 	g0 = (uint32_t)(goal / fs->sb.blocks_per_group);
-	/* the goal's group from the goal on, every other group, then the
-	 * goal's group from its start */
-	for (i = 0; i <= ngroups; i++) {
-		g = (g0 + i) % ngroups;
-		start = i == 0 ? (uint32_t)(goal % fs->sb.blocks_per_group) : 0;
-		if (fs->groups[g].free_blocks == 0)
-			continue;
-		err = grab(fs, SUFS_BITMAP_BLOCK, g, start, blk, id);
-		if (!err && fs->alloc_note)
-			fs->alloc_note(fs, *blk, fs->alloc_note_arg);
-		if (err != -ENOSPC)
-			return err;
+	for (pass = meta ? 1 : 0; pass < 2; pass++) {
+		for (i = 0; i <= ngroups; i++) {
+			g = (g0 + i) % ngroups;
+			start = i == 0 && (meta || pass == 0) ?
+				(uint32_t)(goal % fs->sb.blocks_per_group) : 0;
+			if (fs->groups[g].free_blocks == 0)
+				continue;
+			if (pass == 0 && start < (skip = meta_end(fs, g)))
+				start = skip;
+			err = grab(fs, SUFS_BITMAP_BLOCK, g, start, blk, id);
+			if (!err && fs->alloc_note)
+				fs->alloc_note(fs, *blk, fs->alloc_note_arg);
+			if (err != -ENOSPC)
+				return err;
+		}
 	}
 	return -ENOSPC;
 }
@@ -247,12 +287,12 @@ static int find_inode(struct sufs_fs *fs, uint32_t parent, int is_dir, uint32_t 
  * lets them run, and looks again (as FreeBSD's softdep_request_cleanup()):
  * ENOSPC only when the space is really in use.
  */
-int alloc_block(struct sufs_fs *fs, uint64_t goal, uint64_t *blk, upd_id *id)
+int alloc_block(struct sufs_fs *fs, uint64_t goal, int meta, uint64_t *blk, upd_id *id)
 {
-	int err = find_block(fs, goal, blk, id), rc;
+	int err = find_block(fs, goal, meta, blk, id), rc;
 
 	while (err == -ENOSPC && (rc = deps_flush_deferred(fs)) != 0)
-		err = rc < 0 ? rc : find_block(fs, goal, blk, id);
+		err = rc < 0 ? rc : find_block(fs, goal, meta, blk, id);
 	return err;
 }
 

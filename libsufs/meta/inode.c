@@ -399,8 +399,9 @@ uint64_t inode_goal(struct sufs_fs *fs, uint32_t ino)
 int block_new(struct sufs_fs *fs, uint64_t goal, enum buf_type type, enum upd_kind kind,
 	      uint64_t *blk, struct buf **out, struct waits *w)
 {
+	int meta = type == BUF_IND || type == BUF_DIR || type == BUF_XATTR;
 	upd_id bit;
-	int err = alloc_block(fs, goal, blk, &bit);
+	int err = alloc_block(fs, meta ? meta_goal(fs, goal) : goal, meta, blk, &bit);
 
 	if (err)
 		return err;

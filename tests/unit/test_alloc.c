@@ -43,6 +43,12 @@ static uint64_t first_data(struct sufs_fs *fs, uint32_t g)
 	return l.first_data;
 }
 
+/* The first block past group g's metadata area: where data goes first. */
+static uint64_t data_start(struct sufs_fs *fs, uint32_t g)
+{
+	return first_data(fs, g) + fs->sb.blocks_per_group / 32;
+}
+
 static uint32_t group_of_block(struct sufs_fs *fs, uint64_t blk)
 {
 	return (uint32_t)(blk / fs->sb.blocks_per_group);
@@ -66,12 +72,12 @@ static int is_set(struct sufs_fs *fs, enum sufs_bitmap which, uint64_t n)
 static void alloc_block_returns_the_goal_when_it_is_free(void **state)
 {
 	struct sufs_fs *fs = fs_of(state);
-	uint64_t goal = first_data(fs, 2) + 10, blk = 0;
+	uint64_t goal = data_start(fs, 2) + 10, blk = 0;
 	uint32_t free2 = fs->groups[2].free_blocks;
 	uint64_t free_all = fs->sb.free_blocks;
 
 	assert_int_equal(is_set(fs, SUFS_BITMAP_BLOCK, goal), 0);
-	assert_int_equal(alloc_block(fs, goal, &blk, NULL), 0);
+	assert_int_equal(alloc_block(fs, goal, 0, &blk, NULL), 0);
 	assert_int_equal(blk, goal);
 	assert_int_equal(is_set(fs, SUFS_BITMAP_BLOCK, goal), 1);
 	assert_int_equal(fs->groups[2].free_blocks, free2 - 1);
@@ -81,26 +87,58 @@ static void alloc_block_returns_the_goal_when_it_is_free(void **state)
 static void alloc_block_with_a_used_goal_takes_the_next_free_block_after_it(void **state)
 {
 	struct sufs_fs *fs = fs_of(state);
-	uint64_t goal = first_data(fs, 2) + 10, blk = 0;
+	uint64_t goal = data_start(fs, 2) + 10, blk = 0;
 
 	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_BLOCK, goal + 1, 1, NULL), 1);
-	assert_int_equal(alloc_block(fs, goal, &blk, NULL), 0);
+	assert_int_equal(alloc_block(fs, goal, 0, &blk, NULL), 0);
 	assert_int_equal(blk, goal);
-	assert_int_equal(alloc_block(fs, goal, &blk, NULL), 0);
+	assert_int_equal(alloc_block(fs, goal, 0, &blk, NULL), 0);
 	assert_int_equal(blk, goal + 2);
 }
 
-static void alloc_block_with_a_goal_in_metadata_gives_the_groups_first_data_block(void **state)
+/* A data block wanted among the group's own metadata goes past its
+ * metadata area; an indirect, directory or attribute block goes to the
+ * area (meta_goal()), whatever the goal in the group. */
+static void data_goes_past_the_metadata_area_and_metadata_blocks_into_it(void **state)
 {
 	struct sufs_fs *fs = fs_of(state);
 	struct sufs_group_layout l;
 	uint64_t blk = 0;
 
 	sufs_group_layout(&fs->sb, 3, &l);
-	assert_int_equal(alloc_block(fs, l.sb_block, &blk, NULL), 0);
+	assert_int_equal(alloc_block(fs, l.sb_block, 0, &blk, NULL), 0);
+	assert_int_equal(blk, data_start(fs, 3));
+	assert_int_equal(alloc_block(fs, l.inode_table + 1, 0, &blk, NULL), 0);
+	assert_int_equal(blk, data_start(fs, 3) + 1);
+	assert_int_equal(alloc_block(fs, first_data(fs, 3) + 3, 0, &blk, NULL), 0);
+	assert_int_equal(blk, data_start(fs, 3) + 2);
+	assert_int_equal(meta_goal(fs, l.end - 5), l.first_data);
+	assert_int_equal(alloc_block(fs, meta_goal(fs, l.end - 5), 1, &blk, NULL), 0);
 	assert_int_equal(blk, l.first_data);
-	assert_int_equal(alloc_block(fs, l.inode_table + 1, &blk, NULL), 0);
+	assert_int_equal(alloc_block(fs, meta_goal(fs, l.sb_block), 1, &blk, NULL), 0);
 	assert_int_equal(blk, l.first_data + 1);
+}
+
+/* A full metadata area spills into the group's data; data takes the areas
+ * only once every group's other blocks are in use. */
+static void a_full_metadata_area_spills_and_data_takes_the_areas_last(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	uint64_t blk = 0, b, area = fs->sb.blocks_per_group / 32;
+	uint32_t g;
+
+	for (b = 0; b < area; b++) {
+		assert_int_equal(alloc_block(fs, meta_goal(fs, first_data(fs, 1)), 1, &blk, NULL), 0);
+		assert_int_equal(blk, first_data(fs, 1) + b);
+	}
+	assert_int_equal(alloc_block(fs, meta_goal(fs, first_data(fs, 1)), 1, &blk, NULL), 0);
+	assert_int_equal(blk, data_start(fs, 1));
+	/* every group's data past its area in use: data goes to an area */
+	for (g = 0; g < fs->sb.groups_count; g++)
+		for (b = data_start(fs, g); b < (g + 1) * (uint64_t)fs->sb.blocks_per_group; b++)
+			bitmap_set(fs, SUFS_BITMAP_BLOCK, b, 1, NULL);
+	assert_int_equal(alloc_block(fs, data_start(fs, 2), 0, &blk, NULL), 0);
+	assert_int_equal(blk, first_data(fs, 2));
 }
 
 static void alloc_block_fills_a_group_then_moves_to_the_next(void **state)
@@ -112,13 +150,14 @@ static void alloc_block_fills_a_group_then_moves_to_the_next(void **state)
 
 	sufs_group_layout(&fs->sb, 1, &l1);
 	assert_int_equal(n, l1.end - l1.first_data);
+	n = (uint32_t)(l1.end - data_start(fs, 1));
 	for (i = 0; i < n; i++) {
-		assert_int_equal(alloc_block(fs, l1.first_data, &blk, NULL), 0);
-		assert_int_equal(blk, l1.first_data + i);
+		assert_int_equal(alloc_block(fs, l1.first_data, 0, &blk, NULL), 0);
+		assert_int_equal(blk, data_start(fs, 1) + i);
 	}
-	assert_int_equal(fs->groups[1].free_blocks, 0);
-	assert_int_equal(alloc_block(fs, l1.first_data, &blk, NULL), 0);
-	assert_int_equal(blk, first_data(fs, 2));
+	assert_int_equal(fs->groups[1].free_blocks, fs->sb.blocks_per_group / 32);
+	assert_int_equal(alloc_block(fs, l1.first_data, 0, &blk, NULL), 0);
+	assert_int_equal(blk, data_start(fs, 2));
 }
 
 static void alloc_block_returns_enospc_when_full_and_never_hands_out_metadata(void **state)
@@ -131,7 +170,7 @@ static void alloc_block_returns_enospc_when_full_and_never_hands_out_metadata(vo
 
 	assert_non_null(seen);
 	for (;;) {
-		rc = alloc_block(fs, goal, &blk, NULL);
+		rc = alloc_block(fs, goal, 0, &blk, NULL);
 		if (rc)
 			break;
 		assert_true(blk < fs->sb.blocks_count);
@@ -148,8 +187,8 @@ static void alloc_block_returns_enospc_when_full_and_never_hands_out_metadata(vo
 	for (g = 0; g < fs->sb.groups_count; g++)
 		assert_int_equal(fs->groups[g].free_blocks, 0);
 	tu_assert_summaries(fs);
-	assert_int_equal(alloc_block(fs, 0, &blk, NULL), -ENOSPC);
-	assert_int_equal(alloc_block(fs, UINT64_MAX, &blk, NULL), -ENOSPC);
+	assert_int_equal(alloc_block(fs, 0, 0, &blk, NULL), -ENOSPC);
+	assert_int_equal(alloc_block(fs, UINT64_MAX, 0, &blk, NULL), -ENOSPC);
 	free(seen);
 }
 
@@ -158,14 +197,14 @@ static void a_block_freed_in_a_full_file_system_is_the_next_one_allocated(void *
 	struct sufs_fs *fs = fs_of(state);
 	uint64_t blk, freed = first_data(fs, 3) + 7;
 
-	while (alloc_block(fs, 0, &blk, NULL) == 0)
+	while (alloc_block(fs, 0, 0, &blk, NULL) == 0)
 		;
 	assert_int_equal(bitmap_set(fs, SUFS_BITMAP_BLOCK, freed, 0, NULL), 1);
 	assert_int_equal(fs->sb.free_blocks, 1);
 	assert_int_equal(fs->groups[3].free_blocks, 1);
-	assert_int_equal(alloc_block(fs, 0, &blk, NULL), 0);
+	assert_int_equal(alloc_block(fs, 0, 0, &blk, NULL), 0);
 	assert_int_equal(blk, freed);
-	assert_int_equal(alloc_block(fs, 0, &blk, NULL), -ENOSPC);
+	assert_int_equal(alloc_block(fs, 0, 0, &blk, NULL), -ENOSPC);
 }
 
 /* ---- inodes -------------------------------------------------------------------- */
@@ -264,8 +303,8 @@ static void a_full_bitmap_whose_summary_says_free_is_passed_over(void **state)
 	assert_int_equal(fs->groups[2].free_inodes, 64);
 
 	fill_bitmap_raw(fs, SUFS_BITMAP_BLOCK, 1);
-	assert_int_equal(alloc_block(fs, first_data(fs, 1) + 10, &blk, NULL), 0);
-	assert_int_equal(blk, first_data(fs, 2));
+	assert_int_equal(alloc_block(fs, first_data(fs, 1) + 10, 0, &blk, NULL), 0);
+	assert_int_equal(blk, data_start(fs, 2));
 
 	for (g = 0; g < 4; g++) {
 		fill_bitmap_raw(fs, SUFS_BITMAP_INODE, g);
@@ -273,7 +312,7 @@ static void a_full_bitmap_whose_summary_says_free_is_passed_over(void **state)
 	}
 	assert_int_equal(alloc_inode(fs, SUFS_ROOT_INO, 1, &ino, NULL), -ENOSPC);
 	assert_int_equal(alloc_inode(fs, SUFS_ROOT_INO, 0, &ino, NULL), -ENOSPC);
-	assert_int_equal(alloc_block(fs, 0, &blk, NULL), -ENOSPC);
+	assert_int_equal(alloc_block(fs, 0, 0, &blk, NULL), -ENOSPC);
 	assert_int_equal(sufs_create(fs, SUFS_ROOT_INO, "f", 1, 0644, NULL, &ino), -ENOSPC);
 }
 
@@ -371,7 +410,7 @@ static void summaries_written_at_close_match_the_bitmaps_after_reopen(void **sta
 	uint64_t blk;
 
 	for (i = 0; i < 50; i++)
-		assert_int_equal(alloc_block(t->fs, first_data(t->fs, 3), &blk, NULL), 0);
+		assert_int_equal(alloc_block(t->fs, first_data(t->fs, 3), 0, &blk, NULL), 0);
 	for (i = 0; i < 10; i++)
 		assert_int_equal(alloc_inode(t->fs, SUFS_ROOT_INO, i < 2, &ino, NULL), 0);
 	tu_reopen(t, 0);
@@ -388,7 +427,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(alloc_block_returns_the_goal_when_it_is_free),
 		T(alloc_block_with_a_used_goal_takes_the_next_free_block_after_it),
-		T(alloc_block_with_a_goal_in_metadata_gives_the_groups_first_data_block),
+		T(data_goes_past_the_metadata_area_and_metadata_blocks_into_it),
+		T(a_full_metadata_area_spills_and_data_takes_the_areas_last),
 		T(alloc_block_fills_a_group_then_moves_to_the_next),
 		T(alloc_block_returns_enospc_when_full_and_never_hands_out_metadata),
 		T(a_block_freed_in_a_full_file_system_is_the_next_one_allocated),
