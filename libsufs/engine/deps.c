@@ -149,18 +149,6 @@ static void edge_unlink(struct edge *e)
 
 /* ---- accounting ------------------------------------------------------------------ */
 
-/* d->mem is kept as the sum of what it counts; the peaks move only when
- * something grows (deps_check() recomputes the sum). */
-static void peaks(struct deps *d)
-{
-	if (d->pending > d->peak_pending)
-		d->peak_pending = d->pending;
-	if (d->mem > d->peak_mem)
-		d->peak_mem = d->mem;
-	if (d->undo_bytes > d->peak_undo)
-		d->peak_undo = d->undo_bytes;
-}
-
 static uint64_t mem_sum(const struct deps *d)
 {
 	return d->pending * sizeof(struct upd) + d->edges * sizeof(struct edge) +
@@ -174,16 +162,7 @@ static void account(struct deps *d, long records, long edges, long undo)
 	d->undo_bytes += undo;
 	d->mem += records * (long)sizeof(struct upd) + edges * (long)sizeof(struct edge) + undo;
 	if (records > 0 || edges > 0 || undo > 0)
-		peaks(d);
-}
-
-/* the blocks' span arrays and their indexes */
-static void account_spans(struct deps *d, long bytes)
-{
-	d->span_bytes += bytes;
-	d->mem += bytes;
-	if (bytes > 0)
-		peaks(d);
+		deps_peaks(d);
 }
 
 /* ---- the table of live updates ------------------------------------------------- */
@@ -234,7 +213,7 @@ static int table_grow(struct deps *d)
 	free(d->hash);
 	d->hash = h;
 	d->mem += (n - d->nhash) * sizeof(*h);
-	peaks(d);
+	deps_peaks(d);
 	d->nhash = n;
 	return 0;
 }
@@ -273,201 +252,7 @@ static int add_edge(struct deps *d, struct upd *before, struct upd *after)
 	return 0;
 }
 
-/* ---- the spans of a block's undoable updates --------------------------------- */
-
-/*
- * Once a block has many spans (a big directory's block, its entries all
- * pending), an index keeps the overlap search short: for each 64th of
- * the block (a grain: 64 bytes of a 4 KiB block, a few short names), a
- * bit per span that lies over it.  A bit may stay after its span went
- * (span_hits() decides); a span always has the bits of the grains it
- * covers (deps_check()).
- */
-#define GRAINS DEPS_GRAINS
-#define INDEX_MIN 16    /* spans before a block is indexed */
-
-/* The grains [*g0, *g1] that [off, end) lies over (an empty range: the
- * grain of off, where one that straddles off is looked for). */
-static void grains_of(const struct deps *d, uint32_t off, uint32_t end, uint32_t *g0,
-		      uint32_t *g1)
-{
-	*g0 = off >> d->grain_shift;
-	*g1 = end > off ? (end - 1) >> d->grain_shift : *g0;
-	if (*g1 >= GRAINS)
-		*g1 = GRAINS - 1;
-}
-
-static void grains_mark(const struct deps *d, struct buf *b, uint32_t i)
-{
-	uint32_t g, g0, g1;
-
-	grains_of(d, bd(b)->spans[i].off, bd(b)->spans[i].end, &g0, &g1);
-	for (g = g0; g <= g1; g++)
-		bd(b)->grains[g * bd(b)->gwords + i / 64] |= 1ull << (i % 64);
-}
-
-/* Does the index have span i's bit in every grain the span lies over? */
-static int grains_cover(const struct deps *d, const struct buf *b, uint32_t i)
-{
-	uint32_t g, g0, g1;
-
-	grains_of(d, bd(b)->spans[i].off, bd(b)->spans[i].end, &g0, &g1);
-	for (g = g0; g <= g1; g++)
-		if (!(bd(b)->grains[g * bd(b)->gwords + i / 64] & (1ull << (i % 64))))
-			return 0;
-	return 1;
-}
-
-static void grains_free(struct deps *d, struct buf *b)
-{
-	account_spans(d, -(long)(GRAINS * bd(b)->gwords * sizeof(*bd(b)->grains)));
-	free(bd(b)->grains);
-	bd(b)->grains = NULL;
-	bd(b)->gwords = 0;
-}
-
-/* (Re)build the index of b's spans, sized for its capacity; without
- * memory, or with few spans, the search scans the spans instead. */
-static void grains_build(struct deps *d, struct buf *b)
-{
-	uint32_t i, words = (bd(b)->capspans + 63) / 64;
-
-	grains_free(d, b);
-	if (bd(b)->nspans < INDEX_MIN)
-		return;
-	bd(b)->grains = calloc((size_t)GRAINS * words, sizeof(*bd(b)->grains));
-	if (!bd(b)->grains)
-		return;
-	bd(b)->gwords = words;
-	account_spans(d, (long)(GRAINS * words * sizeof(*bd(b)->grains)));
-	for (i = 0; i < bd(b)->nspans; i++)
-		if (bd(b)->spans[i].u)
-			grains_mark(d, b, i);
-}
-
-static int span_add(struct deps *d, struct buf *b, struct upd *u)
-{
-	if (bd(b)->nspans == bd(b)->capspans) {
-		uint32_t cap = bd(b)->capspans ? 2 * bd(b)->capspans : 16;
-		struct uspan *p = realloc(bd(b)->spans, cap * sizeof(*p));
-		if (!p) {
-			u->span = UINT32_MAX; /* d->failed: no ordering is promised */
-			return -ENOMEM;
-		}
-		account_spans(d, (long)((cap - bd(b)->capspans) * sizeof(*p)));
-		bd(b)->spans = p;
-		bd(b)->capspans = cap;
-	}
-	u->span = bd(b)->nspans;
-	bd(b)->spans[bd(b)->nspans++] = (struct uspan){ u->off, u->off + u->len, u };
-	if (bd(b)->gwords ? bd(b)->gwords * 64 < bd(b)->capspans : bd(b)->nspans >= INDEX_MIN)
-		grains_build(d, b);
-	else if (bd(b)->gwords)
-		grains_mark(d, b, u->span);
-	return 0;
-}
-
-/* Does the span (of an undoable update still pending) overlap [off, off+len)? */
-static int span_hits(const struct uspan *sp, uint32_t off, uint32_t len)
-{
-	return sp->u && off < sp->end && sp->off < off + len;
-}
-
-/* The spans of b over [off, off+len), oldest first: span_first(), then
- * span_next() until it returns NULL. */
-struct span_iter {
-	const struct buf *b;
-	uint32_t off, len, g0, g1;
-	uint32_t i;                     /* next index (no index: next span) */
-	uint64_t bits;                  /* candidates left in word i / 64 */
-};
-
-static uint64_t grains_word(const struct span_iter *it, uint32_t w)
-{
-	uint64_t bits = 0;
-	uint32_t g;
-
-	for (g = it->g0; g <= it->g1; g++)
-		bits |= bd(it->b)->grains[g * bd(it->b)->gwords + w];
-	return bits;
-}
-
-static void span_first(struct span_iter *it, const struct deps *d, const struct buf *b,
-		       uint32_t off, uint32_t len)
-{
-	it->b = b;
-	it->off = off;
-	it->len = len;
-	it->i = 0;
-	grains_of(d, off, off + len, &it->g0, &it->g1);
-	it->bits = bd(b)->gwords && bd(b)->nspans ? grains_word(it, 0) : 0;
-}
-
-static const struct uspan *span_next(struct span_iter *it)
-{
-	const struct buf *b = it->b;
-	const struct uspan *sp;
-
-	if (!bd(b)->gwords) {
-		while (it->i < bd(b)->nspans)
-			if (span_hits(sp = &bd(b)->spans[it->i++], it->off, it->len))
-				return sp;
-		return NULL;
-	}
-	for (;;) {
-		while (!it->bits) {
-			it->i = (it->i / 64 + 1) * 64;
-			if (it->i >= bd(b)->nspans)
-				return NULL;
-			it->bits = grains_word(it, it->i / 64);
-		}
-		sp = &bd(b)->spans[it->i / 64 * 64 + (uint32_t)__builtin_ctzll(it->bits)];
-		it->bits &= it->bits - 1;
-		if (sp < bd(b)->spans + bd(b)->nspans && span_hits(sp, it->off, it->len))
-			return sp;
-	}
-}
-
-/* u's range changed (a merge widened it) */
-static void span_set(struct deps *d, struct upd *u)
-{
-	if (u->span == UINT32_MAX)
-		return;
-	bd(u->b)->spans[u->span].off = u->off;
-	bd(u->b)->spans[u->span].end = u->off + u->len;
-	if (bd(u->b)->gwords)
-		grains_mark(d, u->b, u->span);
-}
-
-/* u goes: its span becomes a hole, and the holes are squeezed out (in
- * order) once they are most of the array; the array goes with the last */
-static void span_drop(struct deps *d, struct buf *b, struct upd *u)
-{
-	uint32_t i, n = 0;
-
-	if (u->span != UINT32_MAX)
-		bd(b)->spans[u->span].u = NULL;
-	if (bd(b)->nundo == 0) {
-		grains_free(d, b);
-		account_spans(d, -(long)(bd(b)->capspans * sizeof(*bd(b)->spans)));
-		free(bd(b)->spans);
-		bd(b)->spans = NULL;
-		bd(b)->nspans = bd(b)->capspans = 0;
-		return;
-	}
-	if (bd(b)->nspans < 32 || bd(b)->nundo > bd(b)->nspans / 4)
-		return;
-	for (i = 0; i < bd(b)->nspans; i++) {
-		if (!bd(b)->spans[i].u)
-			continue;
-		bd(b)->spans[n] = bd(b)->spans[i];
-		bd(b)->spans[n].u->span = n;
-		n++;
-	}
-	bd(b)->nspans = n;
-	if (bd(b)->gwords)
-		grains_build(d, b); /* the indexes moved */
-}
+/* ---- recording a change ---------------------------------------------------------- */
 
 /* Is every resolved wait either u itself or something u already waits for? */
 static int waits_covered(struct upd *u, struct upd **w, unsigned n)
@@ -1102,7 +887,7 @@ static int check_update(struct sufs_fs *fs, struct upd *u, char *why, size_t siz
 			    x->spans[u->span].off != u->off ||
 			    x->spans[u->span].end != u->off + u->len))
 		return broken(why, size, u, "its span is not where overlaps look");
-	if (undoable(u) && x->gwords && !grains_cover(d, u->b, u->span))
+	if (undoable(u) && x->gwords && !span_indexed(d, u->b, u->span))
 		return broken(why, size, u, "the grain index does not lead to its span");
 	if (u == x->upds) {
 		size_t nu = 0, nundo = 0;

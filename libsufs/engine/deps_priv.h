@@ -1,7 +1,7 @@
 /*
  * deps_priv.h - the dependency engine's own records.  Only the engine's
- * files include it (deps.c, epoch.c, query.c, walk.c), and its white-box
- * unit tests; every other layer sees the engine through engine.h.
+ * files include it (deps.c, epoch.c, query.c, span.c, walk.c), and its
+ * white-box unit tests; every other layer sees the engine through engine.h.
  */
 #ifndef SUFS_DEPS_PRIV_H
 #define SUFS_DEPS_PRIV_H
@@ -59,7 +59,7 @@ struct uspan {
 	struct upd *u;
 };
 
-/* A block's spans are indexed by grain, a 64th of the block (deps.c). */
+/* A block's spans are indexed by grain, a 64th of the block (span.c). */
 #define DEPS_GRAIN_BITS 6
 #define DEPS_GRAINS (1u << DEPS_GRAIN_BITS)
 
@@ -154,6 +154,98 @@ static inline int overlaps(const struct upd *u, uint32_t off, uint32_t len)
 {
 	return off < u->off + u->len && u->off < off + len;
 }
+
+/* d->mem is kept as the sum of what it counts (deps.c's account(), span.c's
+ * for the spans); the peaks move only when something grows (deps_check()
+ * recomputes the sum). */
+static inline void deps_peaks(struct deps *d)
+{
+	if (d->pending > d->peak_pending)
+		d->peak_pending = d->pending;
+	if (d->mem > d->peak_mem)
+		d->peak_mem = d->mem;
+	if (d->undo_bytes > d->peak_undo)
+		d->peak_undo = d->undo_bytes;
+}
+
+/* span.c: the spans of the updates that may be undone, and their index */
+int span_add(struct deps *d, struct buf *b, struct upd *u);
+void span_set(struct deps *d, struct upd *u);
+void span_drop(struct deps *d, struct buf *b, struct upd *u);
+int span_indexed(const struct deps *d, const struct buf *b, uint32_t i);
+
+/* The grains [*g0, *g1] that [off, end) lies over (an empty range: the
+ * grain of off, where one that straddles off is looked for). */
+static inline void grains_of(const struct deps *d, uint32_t off, uint32_t end,
+			      uint32_t *g0, uint32_t *g1)
+{
+	*g0 = off >> d->grain_shift;
+	*g1 = end > off ? (end - 1) >> d->grain_shift : *g0;
+	if (*g1 >= DEPS_GRAINS)
+		*g1 = DEPS_GRAINS - 1;
+}
+
+/* Does the span (of an undoable update still pending) overlap [off, off+len)? */
+static inline int span_hits(const struct uspan *sp, uint32_t off, uint32_t len)
+{
+	return sp->u && off < sp->end && sp->off < off + len;
+}
+
+/* The spans of b over [off, off+len), oldest first: span_first(), then
+ * span_next() until it returns NULL. */
+struct span_iter {
+	const struct buf *b;
+	uint32_t off, len, g0, g1;
+	uint32_t i;                     /* next index (no index: next span) */
+	uint64_t bits;                  /* candidates left in word i / 64 */
+};
+
+static inline uint64_t grains_word(const struct span_iter *it, uint32_t w)
+{
+	uint64_t bits = 0;
+	uint32_t g;
+
+	for (g = it->g0; g <= it->g1; g++)
+		bits |= bd(it->b)->grains[g * bd(it->b)->gwords + w];
+	return bits;
+}
+
+static inline void span_first(struct span_iter *it, const struct deps *d,
+			      const struct buf *b, uint32_t off, uint32_t len)
+{
+	it->b = b;
+	it->off = off;
+	it->len = len;
+	it->i = 0;
+	grains_of(d, off, off + len, &it->g0, &it->g1);
+	it->bits = bd(b)->gwords && bd(b)->nspans ? grains_word(it, 0) : 0;
+}
+
+static inline const struct uspan *span_next(struct span_iter *it)
+{
+	const struct buf *b = it->b;
+	const struct uspan *sp;
+
+	if (!bd(b)->gwords) {
+		while (it->i < bd(b)->nspans)
+			if (span_hits(sp = &bd(b)->spans[it->i++], it->off, it->len))
+				return sp;
+		return NULL;
+	}
+	for (;;) {
+		while (!it->bits) {
+			it->i = (it->i / 64 + 1) * 64;
+			if (it->i >= bd(b)->nspans)
+				return NULL;
+			it->bits = grains_word(it, it->i / 64);
+		}
+		sp = &bd(b)->spans[it->i / 64 * 64 + (uint32_t)__builtin_ctzll(it->bits)];
+		it->bits &= it->bits - 1;
+		if (sp < bd(b)->spans + bd(b)->nspans && span_hits(sp, it->off, it->len))
+			return sp;
+	}
+}
+
 
 /* epoch.c */
 int deps_run_deferred(struct sufs_fs *fs);

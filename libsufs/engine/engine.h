@@ -93,8 +93,8 @@ upd_id deps_last_over(const struct buf *b, uint32_t off, uint32_t len);
  * whose old name's removal waits for a new name elsewhere, or for the
  * removal before it from the block, which does.)  Past 32 updates read,
  * yes. */
-int deps_waits_over(const struct buf *b, uint32_t off, uint32_t len, unsigned kinds,
-		    unsigned through);
+int deps_waits_over(struct sufs_fs *fs, const struct buf *b, uint32_t off, uint32_t len,
+		    unsigned kinds, unsigned through);
 /* The pending update of kind on b (the oldest), or 0. */
 upd_id deps_pending_kind(const struct buf *b, enum upd_kind kind);
 /* Is update id still pending (not on disk, nor forgotten)? */

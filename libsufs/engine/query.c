@@ -55,19 +55,17 @@ static int waits_outside(const struct upd *u, const struct buf *b, unsigned kind
 	return 0;
 }
 
-int deps_waits_over(const struct buf *b, uint32_t off, uint32_t len, unsigned kinds,
-		    unsigned through)
+int deps_waits_over(struct sufs_fs *fs, const struct buf *b, uint32_t off, uint32_t len,
+		    unsigned kinds, unsigned through)
 {
 	const struct uspan *sp;
+	struct span_iter it;
 	unsigned budget = 32;
-	size_t i;
 
-	for (i = 0; i < bd(b)->nspans; i++) { /* the updates that may be undone */
-		sp = &bd(b)->spans[i];
-		if (sp->u && off < sp->end && sp->off < off + len &&
-		    waits_outside(sp->u, b, kinds, through, &budget))
+	span_first(&it, fs->deps, b, off, len); /* the updates that may be undone */
+	while ((sp = span_next(&it)) != NULL)
+		if (waits_outside(sp->u, b, kinds, through, &budget))
 			return 1;
-	}
 	return 0;
 }
 

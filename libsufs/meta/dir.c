@@ -332,7 +332,7 @@ static int find_slot(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *
 			}
 			if (s->lblk != UINT64_MAX || reclen - used < need)
 				continue;
-			if (!deps_waits_over(b, off + used, need, NAME_KINDS,
+			if (!deps_waits_over(fs, b, off + used, need, NAME_KINDS,
 					     DEPS_KIND(UPD_DIRREM))) {
 				s->lblk = lblk;
 				s->off = off;

@@ -924,24 +924,24 @@ static void a_slot_is_busy_while_what_lies_over_it_waits_for_a_name_elsewhere_ev
 	kchange(fs, C, 300, 4, 0x33, UPD_DIRADD, &i, 1);        /* for an inode alone */
 	assert_true(r1 && r2 && r1 != r2);
 	c = cache_lookup(fs, C);
-	assert_true(deps_waits_over(c, 96, 8, names, rem));
-	assert_true(deps_waits_over(c, 200, 8, names, rem));
-	assert_false(deps_waits_over(c, 300, 8, names, rem));
-	assert_false(deps_waits_over(c, 400, 8, names, rem));
-	assert_false(deps_waits_over(c, 200, 8, DEPS_KIND(UPD_MKDIR), rem));
+	assert_true(deps_waits_over(fs, c, 96, 8, names, rem));
+	assert_true(deps_waits_over(fs, c, 200, 8, names, rem));
+	assert_false(deps_waits_over(fs, c, 300, 8, names, rem));
+	assert_false(deps_waits_over(fs, c, 400, 8, names, rem));
+	assert_false(deps_waits_over(fs, c, 200, 8, DEPS_KIND(UPD_MKDIR), rem));
 
 	/* a chain of 40 on one block, none waiting for a name: too long to
 	 * read to its end, so busy; its first 30 are not */
 	for (k = 0; k < 40; k++)
 		r[k] = kchange(fs, F, 8 * k, 4, 0, UPD_DIRREM, k ? &r[k - 1] : &i, 1);
 	f = cache_lookup(fs, F);
-	assert_false(deps_waits_over(f, 8 * 29, 4, names, rem));
-	assert_true(deps_waits_over(f, 8 * 39, 4, names, rem));
+	assert_false(deps_waits_over(fs, f, 8 * 29, 4, names, rem));
+	assert_true(deps_waits_over(fs, f, 8 * 39, 4, names, rem));
 
 	/* the name on disk: neither slot of C is busy */
 	assert_int_equal(deps_epoch(fs, want_blk, (void *)&D, 1), 1);
-	assert_false(deps_waits_over(c, 96, 8, names, rem));
-	assert_false(deps_waits_over(c, 200, 8, names, rem));
+	assert_false(deps_waits_over(fs, c, 96, 8, names, rem));
+	assert_false(deps_waits_over(fs, c, 200, 8, names, rem));
 	assert_int_equal(deps_check(fs, NULL, 0), 0);
 	settle(fs);
 }
