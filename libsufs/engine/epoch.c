@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Run deferred work whose updates are all on disk. */
 int deps_run_deferred(struct sufs_fs *fs)
@@ -107,37 +108,70 @@ static void set_inflight(struct buf *b, int on)
 /*
  * A run of consecutive blocks goes out in one write call; on a disk each
  * call costs a seek or a command, each block only its bytes.  So a short
- * gap in a run (FILL_MAX blocks at most) is filled with the dirty blocks
+ * gap in a run (FILL_MAX blocks at most) is filled: with the dirty blocks
  * that sit in it, though they have nothing to write now (every update
- * waits) or the epoch does not want them: written as their write images
- * (safe at any time, invariant (4)), they cost a block write each and save
- * a call.  Not in a flush of a chosen set (fsync writes what its file
- * needs), nor with a block whose image found no memory for its order.
+ * waits) or the epoch does not want them, written as their write images
+ * (safe at any time, invariant (4)); and with clean blocks of the data
+ * area that the cache holds, which are on disk as they are in memory.
+ * Each costs a block write and saves a call.  Not in a flush of a chosen
+ * set (fsync writes what its file needs), nor with a block whose image
+ * found no memory for its order.
  */
 #define FILL_MAX 4
+
+/*
+ * Can the gap [blk, blk + len) of a run be filled with clean blocks the
+ * cache holds?  Then they are copied, sealed, to out.  Only blocks of the
+ * data area: every change of one goes through the cache, so a clean one
+ * is on disk as it is in memory (the superblock and the group descriptors
+ * go out on their own path, super.c).
+ */
+static int fill_clean(struct sufs_fs *fs, uint64_t blk, uint64_t len, uint8_t *out)
+{
+	struct buf *c;
+	uint64_t k;
+
+	for (k = 0; k < len; k++) {
+		c = cache_lookup(fs, blk + k);
+		if (!c || c->dirty || (c->type != BUF_DATA && c->type != BUF_DIR &&
+				       c->type != BUF_IND && c->type != BUF_XATTR))
+			return 0;
+	}
+	for (k = 0; k < len; k++) {
+		c = cache_lookup(fs, blk + k);
+		memcpy(out + k * fs->bsize, c->data, fs->bsize);
+		cache_seal(fs, c, out + k * fs->bsize);
+	}
+	return 1;
+}
 
 /*
  * Gather the run of consecutive blocks from list[i], a wanted block with
  * something it may write, filling short gaps (fill): the write image of
  * each into the staging area, sealed, its updates in flight.  Returns how
- * many blocks the run holds: 0 when list[i] has nothing to write now.
+ * many of the list's blocks the run holds (0 when list[i] has nothing to
+ * write now), and in *nblk how many blocks it writes, clean ones
+ * included.
  */
 static size_t gather_run(struct sufs_fs *fs, struct buf **list, size_t i, size_t n, int fill,
-			 int *nomem)
+			 size_t *nblk, int *nomem)
 {
 	uint8_t *stage = fs->deps->stage;
-	size_t run, fillers = 0;
+	size_t run, keep = 0, at = 0, kept_at = 0, fillers = 0, gap;
 	unsigned undone, carried;
 	struct buf *b;
 	int filler;
 
+	*nblk = 0;
 	if (!bd(list[i])->wanted)
 		return 0; /* only ever a filler */
-	for (run = 0; i + run < n && run < RUN_MAX; run++) {
+	for (run = 0; i + run < n && at < RUN_MAX; run++) {
 		b = list[i + run];
-		if (run && b->blk != list[i]->blk + run)
+		gap = (size_t)(b->blk - (list[i]->blk + at));
+		if (gap && (!fill || fillers + gap > FILL_MAX || at + gap >= RUN_MAX ||
+			    !fill_clean(fs, b->blk - gap, gap, stage + at * fs->bsize)))
 			break;
-		carried = deps_image(fs, b, stage + run * fs->bsize, &undone);
+		carried = deps_image(fs, b, stage + (at + gap) * fs->bsize, &undone);
 		*nomem |= carried == (unsigned)-1;
 		if (carried == (unsigned)-1)
 			break;
@@ -145,19 +179,26 @@ static size_t gather_run(struct sufs_fs *fs, struct buf **list, size_t i, size_t
 		 * them (its plain changes, times and counts, can wait too),
 		 * unless it fills a gap */
 		filler = !bd(b)->wanted || (!carried && bd(b)->upds);
-		if (filler && (run == 0 || !fill || fillers == FILL_MAX))
+		if (filler && (run == 0 || !fill || fillers + gap == FILL_MAX))
 			break;
-		fillers = filler ? fillers + 1 : 0;
-		cache_seal(fs, b, stage + run * fs->bsize);
+		at += gap;
+		fillers = filler ? fillers + gap + 1 : 0;
+		cache_seal(fs, b, stage + at * fs->bsize);
 		bd(b)->undone_in_write = undone;
 		/* its updates are in flight: freed after the barrier
 		 * (deps_mark_on_disk()), back to pending if the epoch fails */
 		set_inflight(b, 1);
+		if (!filler) {
+			keep = run + 1;
+			kept_at = at + 1;
+		}
+		at++;
 	}
 	/* fillers at the end of a run fill no gap: they stay */
-	for (; fillers; fillers--)
+	while (run > keep)
 		set_inflight(list[i + --run], 0);
-	return run;
+	*nblk = kept_at;
+	return keep;
 }
 
 /*
@@ -175,7 +216,7 @@ static int epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *,
 	struct cache *c = &fs->cache;
 	struct buf **list, *b;
 	uint8_t *stage;
-	size_t n = 0, i, run, k, written = 0;
+	size_t n = 0, i, run, k, nblk, written = 0;
 	int err = 0, nomem = 0;
 
 	if (!c->dirty)
@@ -205,13 +246,13 @@ static int epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *,
 	}
 	qsort(list, n, sizeof(*list), cmp_blk);
 	for (i = 0; i < n && !err; i += run) {
-		run = gather_run(fs, list, i, n, fill, &nomem);
+		run = gather_run(fs, list, i, n, fill, &nblk, &nomem);
 		if (run == 0) {
 			list[i] = NULL; /* nothing to write for it now */
 			run = 1;
 			continue;
 		}
-		err = sufs_dev_write(fs->dev, list[i]->blk << fs->bshift, stage, run * fs->bsize);
+		err = sufs_dev_write(fs->dev, list[i]->blk << fs->bshift, stage, nblk * fs->bsize);
 		if (err) {
 			for (k = 0; k < run; k++)
 				set_inflight(list[i + k], 0);
@@ -223,8 +264,8 @@ static int epoch(struct sufs_fs *fs, int (*want)(struct sufs_fs *, struct buf *,
 			if (fs->trace)
 				fs->trace(fs, b, fs->trace_arg);
 		}
-		written += run;
-		fs->stats.block_writes += run;
+		written += nblk;
+		fs->stats.block_writes += nblk;
 	}
 	if (!err && written && barrier)
 		err = sufs_dev_barrier(fs->dev);

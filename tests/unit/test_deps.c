@@ -670,6 +670,41 @@ static void an_epoch_fills_a_short_gap_in_a_run_with_the_dirty_blocks_in_it(void
 	free(dsk);
 }
 
+/* A short gap of clean blocks of the data area that the cache holds is
+ * filled too: they are on disk as they are in memory, and go again in the
+ * run.  A gap whose block the cache does not hold is not. */
+static void an_epoch_fills_a_short_gap_with_the_clean_blocks_the_cache_holds(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	const uint64_t A = AREA, G1 = AREA + 1, G2 = AREA + 2, C = AREA + 3, D = AREA + 5;
+	uint8_t *dsk = malloc(fs->bsize);
+	uint64_t calls, blocks;
+
+	assert_non_null(dsk);
+	put_block(fs, G1, 7);
+	put_block(fs, G2, 8);
+	change(fs, A, 0, 8, 0xaa, NULL, 0);
+	change(fs, C, 0, 8, 0xcc, NULL, 0);
+	change(fs, D, 0, 8, 0xdd, NULL, 0); /* AREA + 4 is not in the cache */
+	assert_int_equal(cache_lookup(fs, G1)->dirty, 0);
+	calls = fs->dev->writes;
+	blocks = fs->stats.block_writes;
+	assert_int_equal(deps_epoch(fs, NULL, NULL, 1), 5);
+	assert_int_equal(fs->dev->writes - calls, 2); /* A to C; D */
+	assert_int_equal(fs->stats.block_writes - blocks, 5);
+	disk_block(fs, G1, dsk);
+	assert_pattern_at(dsk, fs->bsize, 7, 0);
+	disk_block(fs, G2, dsk);
+	assert_pattern_at(dsk, fs->bsize, 8, 0);
+	disk_block(fs, C, dsk);
+	assert_bytes(dsk, 0xcc, 8);
+	disk_block(fs, D, dsk);
+	assert_bytes(dsk, 0xdd, 8);
+	assert_int_equal(deps_check(fs, NULL, 0), 0);
+	settle(fs);
+	free(dsk);
+}
+
 static void an_overlapping_update_waits_for_the_older_one_and_undo_goes_newest_first(void **state)
 {
 	struct sufs_fs *fs = fs_of(state);
@@ -3392,6 +3427,7 @@ int main(void)
 		T(a_write_image_undoes_an_update_until_what_it_waits_for_is_on_disk),
 		T(an_overlapping_update_waits_for_the_older_one_and_undo_goes_newest_first),
 		T(an_epoch_fills_a_short_gap_in_a_run_with_the_dirty_blocks_in_it),
+		T(an_epoch_fills_a_short_gap_with_the_clean_blocks_the_cache_holds),
 		T(changes_of_one_counter_wait_for_their_own_reasons_only),
 		T(a_wait_for_a_change_never_undone_on_the_same_block_is_met_by_its_writes),
 		T(a_slot_is_busy_while_what_lies_over_it_waits_for_a_name_elsewhere_even_through_its_own_block),
