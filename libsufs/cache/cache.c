@@ -134,18 +134,25 @@ void cache_destroy(struct sufs_fs *fs)
 }
 
 /* Free clean, unused buffers, oldest first, until a sixteenth of the cache
- * is free again (so that the walk past dirty buffers is paid rarely). */
+ * is free again (so that the walk past dirty buffers is paid rarely):
+ * files' data first, then the rest.  A block of the tree (an inode, bitmap,
+ * directory or indirect block) is read again more often than data, and a
+ * clean one in the cache lets a write-back fill the gap it leaves between
+ * dirty blocks (engine/epoch.c). */
 static void evict(struct sufs_fs *fs)
 {
 	struct cache *c = &fs->cache;
-	struct buf *b = c->lru.next, *next;
+	struct buf *b, *next;
 	size_t target = c->limit - c->limit / 16;
 
-	while (c->count >= target && b != &c->lru) {
-		next = b->next;
-		if (!b->refs && !b->dirty)
-			buf_free(fs, b);
-		b = next;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (b = c->lru.next; c->count >= target && b != &c->lru; b = next) {
+			next = b->next;
+			if (!b->refs && !b->dirty && (pass || b->type == BUF_DATA))
+				buf_free(fs, b);
+		}
 	}
 }
 

@@ -212,6 +212,35 @@ static void eviction_never_drops_a_dirty_or_referenced_buffer(void **state)
 	free(before);
 }
 
+/* Files' data goes before the blocks of the tree: an indirect block read
+ * before 300 data blocks is still there, the oldest data is not; with no
+ * clean data left, the oldest of the rest goes. */
+static void eviction_frees_file_data_before_the_blocks_of_the_tree(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	struct buf *b;
+	uint64_t blk;
+
+	shrink_cache(fs);
+	assert_int_equal(buf_get(fs, FREE_AREA, BUF_IND, &b), 0);
+	buf_put(fs, b);
+	for (blk = FREE_AREA + 100; blk < FREE_AREA + 400; blk++) {
+		assert_int_equal(buf_get(fs, blk, BUF_DATA, &b), 0);
+		buf_put(fs, b);
+		assert_true(fs->cache.count <= 64);
+	}
+	assert_non_null(cached(fs, FREE_AREA));
+	assert_null(cached(fs, FREE_AREA + 100));
+	assert_non_null(cached(fs, FREE_AREA + 399));
+	for (blk = FREE_AREA + 1000; blk < FREE_AREA + 1300; blk++) {
+		assert_int_equal(buf_get(fs, blk, BUF_IND, &b), 0);
+		buf_put(fs, b);
+		assert_true(fs->cache.count <= 64);
+	}
+	assert_null(cached(fs, FREE_AREA));
+	assert_non_null(cached(fs, FREE_AREA + 1299));
+}
+
 static void a_cache_full_of_dirty_buffers_writes_them_back_to_make_room(void **state)
 {
 	struct sufs_fs *fs = fs_of(state);
@@ -706,6 +735,7 @@ int main(void)
 		T4(sync_writes_dirty_buffers_gathering_consecutive_blocks),
 		T4(eviction_keeps_the_cache_within_its_limit),
 		T4(eviction_never_drops_a_dirty_or_referenced_buffer),
+		T4(eviction_frees_file_data_before_the_blocks_of_the_tree),
 		T4(a_cache_full_of_dirty_buffers_writes_them_back_to_make_room),
 		T4(a_block_read_by_the_write_back_of_its_own_miss_has_one_buffer),
 		T4(cache_grows_past_its_limit_only_while_every_buffer_is_referenced),
