@@ -122,8 +122,11 @@ SCRIPT
 		[ "$n" -gt 0 ]
 		# (the states before the mode reached the superblock were
 		# written in softdep mode: checked; any other run would be a
-		# violation, "ran on an image written in ...")
-		[ "$refused" -gt $((n / 2)) ]
+		# violation, "ran on an image written in ...".  In async mode
+		# they are about half: each subset of an epoch's writes before
+		# the superblock's is one, and the clean blocks that fill the
+		# gaps of its runs add to them)
+		[ "$refused" -gt $((n / 3)) ]
 		[ "$(grep -c "ran on an image written in" <<<"$stderr")" -eq 0 ]
 		if [ $mode = sync ]; then
 			[ "$status" = 0 ]
