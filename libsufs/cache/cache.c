@@ -144,7 +144,6 @@ static void evict(struct sufs_fs *fs)
 	struct cache *c = &fs->cache;
 	struct buf *b, *next;
 	size_t target = c->limit - c->limit / 16;
-
 	int pass;
 
 	for (pass = 0; pass < 2; pass++) {

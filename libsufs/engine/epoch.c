@@ -124,7 +124,8 @@ static void set_inflight(struct buf *b, int on)
  * cache holds?  Then they are copied, sealed, to out.  Only blocks of the
  * data area: every change of one goes through the cache, so a clean one
  * is on disk as it is in memory (the superblock and the group descriptors
- * go out on their own path, super.c).
+ * go out on their own path, super.c).  And none in use: an operation may
+ * hold a new block's buffer, zeros not yet announced as its change.
  */
 static int fill_clean(struct sufs_fs *fs, uint64_t blk, uint64_t len, uint8_t *out)
 {
@@ -133,8 +134,9 @@ static int fill_clean(struct sufs_fs *fs, uint64_t blk, uint64_t len, uint8_t *o
 
 	for (k = 0; k < len; k++) {
 		c = cache_lookup(fs, blk + k);
-		if (!c || c->dirty || (c->type != BUF_DATA && c->type != BUF_DIR &&
-				       c->type != BUF_IND && c->type != BUF_XATTR))
+		if (!c || c->dirty || c->refs ||
+		    (c->type != BUF_DATA && c->type != BUF_DIR && c->type != BUF_IND &&
+		     c->type != BUF_XATTR))
 			return 0;
 	}
 	for (k = 0; k < len; k++) {
