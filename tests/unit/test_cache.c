@@ -52,6 +52,20 @@ static struct buf *cached(struct sufs_fs *fs, uint64_t blk)
 	return NULL;
 }
 
+/* Read the blocks [first, first + n) as type, one after another, releasing
+ * each; the cache never grows past its limit of 64 on the way. */
+static void read_through(struct sufs_fs *fs, uint64_t first, uint64_t n, enum buf_type type)
+{
+	struct buf *b;
+	uint64_t blk;
+
+	for (blk = first; blk < first + n; blk++) {
+		assert_int_equal(buf_get(fs, blk, type, &b), 0);
+		buf_put(fs, b);
+		assert_true(fs->cache.count <= 64);
+	}
+}
+
 static void dev_block(struct sufs_fs *fs, uint64_t blk, uint8_t *out)
 {
 	assert_int_equal(sufs_dev_read(fs->dev, blk * fs->bsize, out, fs->bsize), 0);
@@ -167,15 +181,9 @@ static void sync_writes_dirty_buffers_gathering_consecutive_blocks(void **state)
 static void eviction_keeps_the_cache_within_its_limit(void **state)
 {
 	struct sufs_fs *fs = fs_of(state);
-	struct buf *b;
-	uint64_t blk;
 
 	shrink_cache(fs);
-	for (blk = FREE_AREA; blk < FREE_AREA + 300; blk++) {
-		assert_int_equal(buf_get(fs, blk, BUF_RAW, &b), 0);
-		buf_put(fs, b);
-		assert_true(fs->cache.count <= 64);
-	}
+	read_through(fs, FREE_AREA, 300, BUF_RAW);
 	/* eviction frees a sixteenth of the cache at a time */
 	assert_true(fs->cache.count >= 64 - 64 / 16);
 	/* the newest are kept, the oldest went */
@@ -188,7 +196,6 @@ static void eviction_never_drops_a_dirty_or_referenced_buffer(void **state)
 	struct sufs_fs *fs = fs_of(state);
 	struct buf *held, *b;
 	uint8_t *before = malloc(fs->bsize);
-	uint64_t blk;
 
 	assert_non_null(before);
 	shrink_cache(fs);
@@ -196,11 +203,7 @@ static void eviction_never_drops_a_dirty_or_referenced_buffer(void **state)
 	memcpy(before, held->data, fs->bsize);
 	dirty_block(fs, FREE_AREA + 1, 31);
 
-	for (blk = FREE_AREA + 100; blk < FREE_AREA + 400; blk++) {
-		assert_int_equal(buf_get(fs, blk, BUF_RAW, &b), 0);
-		buf_put(fs, b);
-		assert_true(fs->cache.count <= 64);
-	}
+	read_through(fs, FREE_AREA + 100, 300, BUF_RAW);
 	assert_ptr_equal(cached(fs, FREE_AREA), held);
 	assert_int_equal(held->refs, 1);
 	assert_memory_equal(held->data, before, fs->bsize);
@@ -219,24 +222,15 @@ static void eviction_frees_file_data_before_the_blocks_of_the_tree(void **state)
 {
 	struct sufs_fs *fs = fs_of(state);
 	struct buf *b;
-	uint64_t blk;
 
 	shrink_cache(fs);
 	assert_int_equal(buf_get(fs, FREE_AREA, BUF_IND, &b), 0);
 	buf_put(fs, b);
-	for (blk = FREE_AREA + 100; blk < FREE_AREA + 400; blk++) {
-		assert_int_equal(buf_get(fs, blk, BUF_DATA, &b), 0);
-		buf_put(fs, b);
-		assert_true(fs->cache.count <= 64);
-	}
+	read_through(fs, FREE_AREA + 100, 300, BUF_DATA);
 	assert_non_null(cached(fs, FREE_AREA));
 	assert_null(cached(fs, FREE_AREA + 100));
 	assert_non_null(cached(fs, FREE_AREA + 399));
-	for (blk = FREE_AREA + 1000; blk < FREE_AREA + 1300; blk++) {
-		assert_int_equal(buf_get(fs, blk, BUF_IND, &b), 0);
-		buf_put(fs, b);
-		assert_true(fs->cache.count <= 64);
-	}
+	read_through(fs, FREE_AREA + 1000, 300, BUF_IND);
 	assert_null(cached(fs, FREE_AREA));
 	assert_non_null(cached(fs, FREE_AREA + 1299));
 }
