@@ -741,6 +741,83 @@ static unsigned updates_over(const struct deps *d, struct buf *b, uint32_t off, 
 }
 
 /*
+ * The newer updates that may be undone over x, a name that waits for a
+ * file being forgotten: for each byte of x, the oldest of them over it
+ * holds x's byte as its old one.  To forget x, that old byte becomes the
+ * one x found, as if x had never been made: an image that undoes them
+ * then shows the name as it was before x, one that carries them what
+ * they wrote.  With apply 0, says whether that can be done: 1 when newer
+ * updates cover all of x, none in flight or a counter, and each can take
+ * the bytes (one whose old bytes are a zero flag, only zeros); 0 when
+ * none lies over x; -1 when it cannot.  With apply 1, does it.
+ */
+static int undo_past(struct deps *d, struct upd *x, int apply)
+{
+	const struct uspan *sp;
+	struct span_iter it;
+	uint64_t done = 0, all = x->len == 64 ? ~0ull : (1ull << x->len) - 1;
+	uint32_t i;
+	uint8_t old;
+	int newer = 0;
+
+	span_first(&it, d, x->b, x->off, x->len);
+	while ((sp = span_next(&it)) != NULL) {
+		struct upd *n = sp->u;
+		if (sp <= bd(x->b)->spans + x->span)
+			continue;
+		if (!newer && (x->counter || x->len > 64 || x->deferred))
+			return -1;
+		newer = 1;
+		if (n->inflight || n->counter)
+			return -1;
+		for (i = x->off; i < x->off + x->len; i++) {
+			if ((done >> (i - x->off)) & 1 || i < sp->off || i >= sp->end)
+				continue;
+			done |= 1ull << (i - x->off);
+			old = x->undo ? x->undo[i - x->off] : 0;
+			if (n->undo && apply)
+				n->undo[i - n->off] = old;
+			else if (!n->undo && old)
+				return -1;
+		}
+	}
+	if (!newer)
+		return 0;
+	return done == all ? 1 : -1;
+}
+
+/*
+ * Can x, a name that waits for a file being forgotten, be forgotten with
+ * it, though newer updates that may be undone lie over it (the name was
+ * renamed away, or another file's rename took its slot)?  undo_past()
+ * says for its bytes.  Whatever else waits for x must be a name's removal
+ * (a rename's, which waited for the new name so that the file would never
+ * be without one: the file is going, under no name) or be forgotten with
+ * the file ([off, off+len) of b).  Returns 1 when x can be forgotten, 0
+ * when no newer update lies over it (it stays, waiting for nothing), -1
+ * when it cannot be.
+ */
+static int name_forgettable(struct deps *d, struct upd *x, const struct buf *b,
+			    uint32_t off, uint32_t len)
+{
+	const struct edge *e;
+	int r = undo_past(d, x, 0);
+
+	if (r <= 0)
+		return r;
+	for (e = x->afters; e; e = e->next_after) {
+		const struct upd *a = e->after;
+		if (a->b == x->b && overlaps(a, x->off, x->len))
+			continue; /* one of the newer ones */
+		if (a->b == b && a->off >= off && a->off + a->len <= off + len)
+			continue; /* forgotten with the file */
+		if (a->kind != UPD_DIRREM)
+			return -1;
+	}
+	return 1;
+}
+
+/*
  * Forget the updates that lie within [off, off+len) of b, as if the
  * changes they record had never been made, when the range never reached
  * the disk: the oldest update over it made it from zeros, and is still
@@ -751,20 +828,22 @@ static unsigned updates_over(const struct deps *d, struct buf *b, uint32_t off, 
  *
  * What waited for them must not be exposed by the forgetting: each such
  * update must lie on a block of type after_type (the caller knows what
- * those bytes say), and no newer update that may be undone may overlap
- * it, so that any write image shows its bytes either as they are now or
- * as they were before it, never as an undone newer change left them.  A
- * whole-block copy-on-write hold over the range stays.  Returns 1 when the
- * updates are forgotten (the caller then resets the bytes), 0 when not.
+ * those bytes say: a name of the file), so that any write image shows its
+ * bytes either as they are now or as they were before it.  When a newer
+ * update that may be undone lies over such a name (the name was renamed
+ * away, or another file's name took its slot), an image that undid that
+ * one would show the name as it was: then the name is forgotten too
+ * (undo_past()), if it can be.  A whole-block copy-on-write hold over
+ * the range stays.  Returns 1 when the updates are forgotten (the caller
+ * then resets the bytes), 0 when not.
  */
 int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
 		    int after_type)
 {
-	struct upd *over[FORGET_MAX], *u, *first = NULL;
+	struct upd *over[FORGET_MAX], *names[FORGET_MAX], *u, *first = NULL;
 	struct edge *e;
-	const struct uspan *sp;
-	struct span_iter it;
-	unsigned n, i;
+	unsigned n, i, k, nnames = 0;
+	int r;
 
 	/* after a failed epoch, pending does not mean not on disk */
 	if (fs->mode != SUFS_MODE_SOFTDEP || fs->deps->failed || fs->deps->epoch_failed)
@@ -792,14 +871,24 @@ int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t le
 			if (x->b->type != after_type || x->inflight)
 				return 0;
 			/* x is undoable (it waited for u): newer spans come after */
-			span_first(&it, fs->deps, x->b, x->off, x->len);
-			while ((sp = span_next(&it)) != NULL)
-				if (sp > bd(x->b)->spans + x->span)
+			r = name_forgettable(fs->deps, x, b, off, len);
+			if (r < 0)
+				return 0;
+			for (k = 0; k < nnames && names[k] != x; k++)
+				;
+			if (r > 0 && k == nnames) {
+				if (nnames == FORGET_MAX)
 					return 0;
+				names[nnames++] = x;
+			}
 		}
 	}
 	if (!first)
 		return 0;
+	for (i = 0; i < nnames; i++) {
+		undo_past(fs->deps, names[i], 1);
+		deps_upd_free(fs, names[i]);
+	}
 	for (i = 0; i < n; i++)
 		if (over[i])
 			deps_upd_free(fs, over[i]);

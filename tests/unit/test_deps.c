@@ -2218,16 +2218,18 @@ static void fsync_makes_the_file_and_its_names_durable_and_writes_nothing_else(v
 /*
  * A file removed before its inode ever reached the disk is forgotten: its
  * data is never written, and its blocks and inode number are free at
- * once.  One whose old name's removal waits for a new name elsewhere (a
- * rename) is not: that removal must not be left behind by its add.
+ * once.  So is one renamed before it went, though its old name's removal
+ * waits for the new name (the old name is forgotten with it, the removal
+ * over it undone to no name), and one whose name another file's rename
+ * took (that name, undone, shows no name either).
  */
 static void a_file_removed_before_it_reached_the_disk_is_never_written(void **state)
 {
 	struct tfs *t = *state;
 	static struct rec r;
 	struct sufs_fs *fs;
-	struct blocks x_blocks = { .n = 0 }, reused = { .n = 0 };
-	uint32_t d, x, y, z, ino;
+	struct blocks x_blocks = { .n = 0 }, reused = { .n = 0 }, z_blocks = { .n = 0 };
+	uint32_t d, x, y, z, v, w, ino;
 	uint64_t forgotten;
 	size_t i;
 	int set;
@@ -2262,30 +2264,47 @@ static void a_file_removed_before_it_reached_the_disk_is_never_written(void **st
 	assert_int_equal(sufs_block_iterate(fs, y, blocks_fn, &reused), 0);
 	assert_true(in_blocks(&x_blocks, reused.blk[0]));
 
-	/* renamed to another directory, then removed: the old name's removal
-	 * waits for the new name, so the file goes by the rules */
+	/* renamed to another directory, then removed: forgotten, its old
+	 * name with it, though that name's removal waited for the new name */
 	z = mkfile(fs, SUFS_ROOT_INO, "z");
-	write_pattern(fs, z, 0, fs->bsize, 5);
-	assert_int_equal(sufs_block_iterate(fs, z, blocks_fn, &reused), 0);
+	write_pattern(fs, z, 0, 2 * fs->bsize, 5);
+	assert_int_equal(sufs_block_iterate(fs, z, blocks_fn, &z_blocks), 0);
 	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "z", 1, d, "z", 1), 0);
 	assert_int_equal(sufs_unlink(fs, d, "z", 1), 0);
-	assert_int_equal(fs->deps->forgotten, forgotten + 1);
+	assert_int_equal(fs->deps->forgotten, forgotten + 2);
 	assert_int_equal(sufs_bitmap_test(fs, SUFS_BITMAP_INODE, z, &set), 0);
-	assert_true(set);                                   /* until the zeroed inode is on disk */
+	assert_false(set);
+	assert_int_equal(deps_check(fs, NULL, 0), 0);
+
+	/* its name taken by another file's rename: forgotten, and the name
+	 * shows the other file or nothing */
+	v = mkfile(fs, d, "v");
+	write_pattern(fs, v, 0, fs->bsize, 6);
+	assert_int_equal(sufs_block_iterate(fs, v, blocks_fn, &z_blocks), 0);
+	w = mkfile(fs, SUFS_ROOT_INO, "w");
+	write_pattern(fs, w, 0, fs->bsize, 7);
+	assert_int_equal(sufs_rename(fs, SUFS_ROOT_INO, "w", 1, d, "v", 1), 0);
+	assert_int_equal(fs->deps->forgotten, forgotten + 3);
+	assert_int_equal(deps_check(fs, NULL, 0), 0);
 
 	r.n = 0;
 	assert_int_equal(sufs_sync(fs), 0);
-	for (i = 0; i < x_blocks.n; i++)
-		if (!in_blocks(&reused, x_blocks.blk[i]) && rec_wrote(&r, 0, x_blocks.blk[i]))
-			fail_msg("block %llu of the forgotten file was written",
-				 (unsigned long long)x_blocks.blk[i]);
-	assert_int_equal(sufs_bitmap_test(fs, SUFS_BITMAP_INODE, z, &set), 0);
-	assert_false(set);
+	/* a block of theirs that was written is another's now: a file's
+	 * (y and w took some) or a directory's */
+	for (i = 0; i < x_blocks.n + z_blocks.n; i++) {
+		uint64_t blk = i < x_blocks.n ? x_blocks.blk[i] : z_blocks.blk[i - x_blocks.n];
+		assert_int_equal(sufs_bitmap_test(fs, SUFS_BITMAP_BLOCK, blk, &set), 0);
+		if (rec_wrote(&r, 0, blk) && !set)
+			fail_msg("block %llu of a forgotten file was written", (unsigned long long)blk);
+	}
 	crash_and_reopen(t);
 	assert_int_equal(sufs_namei(t->fs, SUFS_ROOT_INO, "/d/y", 0, &ino), 0);
 	assert_file(t->fs, ino, t->fs->bsize, 4);
 	assert_int_equal(sufs_namei(t->fs, SUFS_ROOT_INO, "/x2", 0, &ino), -ENOENT);
 	assert_int_equal(sufs_namei(t->fs, SUFS_ROOT_INO, "/d/z", 0, &ino), -ENOENT);
+	assert_int_equal(sufs_namei(t->fs, SUFS_ROOT_INO, "/w", 0, &ino), -ENOENT);
+	assert_int_equal(sufs_namei(t->fs, SUFS_ROOT_INO, "/d/v", 0, &ino), 0);
+	assert_file(t->fs, ino, t->fs->bsize, 7);
 }
 
 /*
