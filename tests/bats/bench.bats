@@ -39,6 +39,23 @@ bats_require_minimum_version 1.5.0
 	refused fsck "--sizes: 10y10: not FILES nor DxF" --sizes 10y10:1M
 	refused mix "--files 5: not a whole number of at least 10" --files 5
 	refused drain "--files 500,x: not a list of whole numbers of at least 10" --files 500,x
+	refused write-bound "--files 500,x: not a list of whole numbers of at least 10" --files 500,x
+}
+
+@test "bench/write-bound: what softdep writes for a sync is never below the bound" {
+	require_cmd python3
+	run --separate-stderr "$B/write-bound" --files 100,300 "$SUFS_BUILDDIR"
+	assert_success
+	assert_equal "${#lines[@]}" 3
+	local line f
+	for line in "${lines[@]:1}"; do
+		read -ra f <<<"$line"
+		# mix files | pending free cycles bound | softdep async | ...
+		[ "${f[0]}" = files ]
+		[ "${f[6]}" -eq $((f[3] - f[4] + f[5])) ]
+		[ "${f[6]}" -le "${f[8]}" ]
+		[ "${f[6]}" -gt 0 ]
+	done
 }
 
 @test "bench/mix prints the same script for the same seed, and a sync at the end" {
