@@ -874,8 +874,9 @@ int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t le
 			r = name_forgettable(fs->deps, x, b, off, len);
 			if (r < 0)
 				return 0;
-			for (k = 0; k < nnames && names[k] != x; k++)
-				;
+			for (k = 0; r > 0 && k < nnames && names[k] != x; k++)
+				if (names[k]->b == x->b && overlaps(names[k], x->off, x->len))
+					return 0; /* two of its names in one slot: left alone */
 			if (r > 0 && k == nnames) {
 				if (nnames == FORGET_MAX)
 					return 0;
