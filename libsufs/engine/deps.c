@@ -740,6 +740,12 @@ static unsigned updates_over(const struct deps *d, struct buf *b, uint32_t off, 
 	return n;
 }
 
+/* Does u lie within [off, off+len) of b (the range being forgotten)? */
+static int lies_within(const struct upd *u, const struct buf *b, uint32_t off, uint32_t len)
+{
+	return u->b == b && u->off >= off && u->off + u->len <= off + len;
+}
+
 /*
  * The newer updates that may be undone over x, a name that waits for a
  * file being forgotten: for each byte of x, the oldest of them over it
@@ -809,11 +815,30 @@ static int name_forgettable(struct deps *d, struct upd *x, const struct buf *b,
 		const struct upd *a = e->after;
 		if (a->b == x->b && overlaps(a, x->off, x->len))
 			continue; /* one of the newer ones */
-		if (a->b == b && a->off >= off && a->off + a->len <= off + len)
+		if (lies_within(a, b, off, len))
 			continue; /* forgotten with the file */
 		if (a->kind != UPD_DIRREM)
 			return -1;
 	}
+	return 1;
+}
+
+/* Add x to the n names to forget, once; 0 when there is no room, or when
+ * another name of the file lies over it in the same slot (forgetting one
+ * would leave the other's bytes with nothing newer over them). */
+static int add_name(struct upd **names, unsigned *n, struct upd *x)
+{
+	unsigned k;
+
+	for (k = 0; k < *n; k++) {
+		if (names[k] == x)
+			return 1;
+		if (names[k]->b == x->b && overlaps(names[k], x->off, x->len))
+			return 0;
+	}
+	if (*n == FORGET_MAX)
+		return 0;
+	names[(*n)++] = x;
 	return 1;
 }
 
@@ -842,7 +867,7 @@ int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t le
 {
 	struct upd *over[FORGET_MAX], *names[FORGET_MAX], *u, *first = NULL;
 	struct edge *e;
-	unsigned n, i, k, nnames = 0;
+	unsigned n, i, nnames = 0;
 	int r;
 
 	/* after a failed epoch, pending does not mean not on disk */
@@ -866,22 +891,14 @@ int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t le
 		}
 		for (e = u->afters; e; e = e->next_after) {
 			struct upd *x = e->after;
-			if (x->b == b && x->off >= off && x->off + x->len <= off + len)
+			if (lies_within(x, b, off, len))
 				continue; /* forgotten too */
 			if (x->b->type != after_type || x->inflight)
 				return 0;
 			/* x is undoable (it waited for u): newer spans come after */
 			r = name_forgettable(fs->deps, x, b, off, len);
-			if (r < 0)
+			if (r < 0 || (r > 0 && !add_name(names, &nnames, x)))
 				return 0;
-			for (k = 0; r > 0 && k < nnames && names[k] != x; k++)
-				if (names[k]->b == x->b && overlaps(names[k], x->off, x->len))
-					return 0; /* two of its names in one slot: left alone */
-			if (r > 0 && k == nnames) {
-				if (nnames == FORGET_MAX)
-					return 0;
-				names[nnames++] = x;
-			}
 		}
 	}
 	if (!first)
