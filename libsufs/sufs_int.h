@@ -316,6 +316,8 @@ int block_in_range(struct sufs_fs *fs, uint64_t blk);
 /* ---- meta/inode.c ---- */
 int inode_load(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *in);
 int inode_forget_new(struct sufs_fs *fs, uint32_t ino);
+int inode_forget_blocks(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
+			unsigned *fresh);
 int inode_store(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 		enum upd_kind kind, const struct waits *w, upd_id *id);
 int inode_walk(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in, sufs_block_fn fn,

@@ -75,7 +75,8 @@
  *       update that cleared a pointer to it is on disk.  Enforced by
  *       deps_defer() and deps_epoch() (deferred work runs after a barrier).
  *       One that no pointer on disk ever named (its inode never reached
- *       the disk: deps_forget_new()) returns at once.
+ *       the disk: deps_forget_new(); or the pointer to it did not, and is
+ *       taken back: deps_take_back()) returns at once.
  *   (7) After deps_drain() nothing is pending and no work is deferred.
  *
  * When memory runs out for a record, or for a part of it (a wait, the old
@@ -111,7 +112,8 @@
  * What keeps it cheap in writes: the range of something that never
  * reached the disk (a file removed early) is forgotten with its updates,
  * when nothing that waited for them can show an older state
- * (deps_forget_new()); a drain writes first the blocks others wait for,
+ * (deps_forget_new()), and so are the blocks of a removed file that only
+ * pending pointers name, the pointers taken back (deps_take_back()); a drain writes first the blocks others wait for,
  * one that would go with parts undone held back an epoch (deps_drain());
  * and an epoch fills a short gap in a run with dirty blocks (epoch.c).
  *
@@ -910,6 +912,57 @@ int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t le
 	for (i = 0; i < n; i++)
 		if (over[i])
 			deps_upd_free(fs, over[i]);
+	fs->deps->forgotten++;
+	return 1;
+}
+
+/*
+ * Take back the pending updates over [off, off+len) of b, as if the
+ * changes they record had never been made: the range then holds what a
+ * write of b with all of them undone would carry (for each byte, the old
+ * byte of the oldest update over it; the bytes no update that may be
+ * undone covers stay as they are, as every write carries them).  (A file
+ * removed whose inode reached the disk, but whose newer block pointers
+ * did not: with the pointers taken back, the blocks they named, which no
+ * pointer on disk ever did, are free at once and their data never
+ * written; inode_forget_blocks().)  Possible when no epoch has failed,
+ * every update over the range lies within it, none is in flight, a
+ * counter or awaited by deferred work (a pointer cleared by a truncate),
+ * and whatever waits for one of them lies within the range too.  Puts
+ * the range's bytes so taken back in out; with apply, also makes them the
+ * buffer's and frees the updates.  Returns 1 when possible, else 0.
+ */
+int deps_take_back(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
+		   uint8_t *out, int apply)
+{
+	struct upd *over[FORGET_MAX], *u;
+	const struct edge *e;
+	unsigned n, i;
+
+	if (fs->mode != SUFS_MODE_SOFTDEP || fs->deps->failed || fs->deps->epoch_failed)
+		return 0;
+	n = updates_over(fs->deps, b, off, len, over, FORGET_MAX);
+	if (n == 0 || n > FORGET_MAX)
+		return 0;
+	memcpy(out, b->data + off, len);
+	for (i = n; i-- > 0;) { /* newest first: the oldest's old bytes stay */
+		u = over[i];
+		if (!lies_within(u, b, off, len) || u->inflight || u->counter || u->deferred ||
+		    u->kind == UPD_COPYONWRITE)
+			return 0;
+		for (e = u->afters; e; e = e->next_after)
+			if (!lies_within(e->after, b, off, len))
+				return 0;
+		if (u->undo)
+			memcpy(out + (u->off - off), u->undo, u->len);
+		else if (u->zero_undo)
+			memset(out + (u->off - off), 0, u->len);
+	}
+	if (!apply)
+		return 1;
+	for (i = 0; i < n; i++)
+		deps_upd_free(fs, over[i]);
+	memcpy(b->data + off, out, len);
 	fs->deps->forgotten++;
 	return 1;
 }

@@ -145,6 +145,11 @@ void deps_cancel(struct sufs_fs *fs, struct buf *b);
  * never reached the disk (deps.c says when): 1 when forgotten, else 0. */
 int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
 		    int after_type);
+/* Take back the updates of [off, off+len) of b, the range left as a write
+ * with them undone would carry it, into out (deps.c says when): 1 when
+ * possible (and, with apply, done), else 0. */
+int deps_take_back(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
+		   uint8_t *out, int apply);
 
 /* How much is pending, whether work is deferred, whether the ordering was
  * lost (memory ran out), whether an epoch failed. */

@@ -229,6 +229,50 @@ int inode_forget_new(struct sufs_fs *fs, uint32_t ino)
 	return err;
 }
 
+/*
+ * A file going whose inode is on disk, but some of whose block pointers
+ * are not: a pointer still pending that was zero on disk names a block
+ * (and, for an indirect one, a tree) that no pointer on disk ever named.
+ * Take back the pending changes of its size and pointers (deps_take_back())
+ * when each pointer they changed was zero before them, and set bit i of
+ * *fresh for each slot i of in's block[] so found: its blocks can be
+ * freed at once, their data never written.  Returns 1 when taken back,
+ * 0 when not (nothing fresh, or a pointer that changed from another
+ * block: a truncate's, whose free waits), or a negative error.
+ */
+int inode_forget_blocks(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
+			unsigned *fresh)
+{
+	uint8_t raw[SUFS_INODE_SIZE];
+	struct sufs_inode disk;
+	struct buf *b;
+	uint32_t off, i;
+	unsigned mask = 0;
+	int err = inode_buf(fs, ino, &b, &off), rc;
+
+	if (err)
+		return err;
+	memcpy(raw, b->data + off, SUFS_INODE_SIZE);
+	rc = deps_take_back(fs, b, off + IN_UID, IN_XATTR_BLOCK - IN_UID, raw + IN_UID, 0);
+	if (rc == 1) {
+		sufs_inode_decode(raw, &disk);
+		for (i = 0; i < SUFS_NBLOCKS && rc; i++) {
+			if (disk.block[i] == in->block[i])
+				continue;
+			if (disk.block[i])
+				rc = 0; /* not a fresh pointer: leave it all to the rules */
+			mask |= 1u << i;
+		}
+	}
+	if (rc == 1 && mask)
+		rc = deps_take_back(fs, b, off + IN_UID, IN_XATTR_BLOCK - IN_UID, raw + IN_UID, 1);
+	else
+		rc = 0;
+	buf_put(fs, b);
+	*fresh = rc == 1 ? mask : 0;
+	return rc;
+}
+
 int sufs_inode_get(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *out)
 {
 	return load(fs, ino, out, 1);

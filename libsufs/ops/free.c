@@ -46,6 +46,41 @@ int freeing_run(struct sufs_fs *fs, void *arg)
 }
 
 /*
+ * The blocks of a file going whose inode is on disk, but whose pointers
+ * to them are not (inode_forget_blocks()): they go back at once, and f
+ * keeps, for once the zeroed inode is on disk, only those a pointer on
+ * disk may name.
+ */
+static int free_fresh_blocks(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
+			     struct freeing *f)
+{
+	struct sufs_inode fresh = *in, kept = *in;
+	struct blist now = { 0 };
+	unsigned mask, i;
+	size_t k;
+	int err = inode_forget_blocks(fs, ino, in, &mask);
+
+	if (err != 1)
+		return err;
+	for (i = 0; i < SUFS_NBLOCKS; i++) {
+		if (mask & (1u << i))
+			kept.block[i] = 0;
+		else
+			fresh.block[i] = 0;
+	}
+	f->blocks.n = 0;
+	err = inode_walk(fs, ino, &kept, collect_fn, &f->blocks);
+	if (!err && in->xattr_block && block_in_range(fs, in->xattr_block))
+		err = blist_add(&f->blocks, in->xattr_block);
+	if (!err)
+		err = inode_walk(fs, ino, &fresh, collect_fn, &now);
+	for (k = 0; !err && k < now.n; k++)
+		err = free_block(fs, now.blk[k]);
+	free(now.blk);
+	return err;
+}
+
+/*
  * Free an inode no name reaches any more: it is zeroed on disk once w is
  * (the removal of its last name), and its blocks and number go back to the
  * bitmaps once the zeroed inode is on disk.
@@ -78,6 +113,8 @@ int inode_free(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 		if (err == 1)
 			return freeing_run(fs, f);
 	}
+	if (!err && S_ISREG(in->mode))
+		err = free_fresh_blocks(fs, ino, in, f);
 	if (!err) {
 		memset(&zero, 0, sizeof(zero));
 		err = inode_store(fs, ino, &zero, UPD_FREEFILE, w, &z);

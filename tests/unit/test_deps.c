@@ -2147,6 +2147,19 @@ static int in_blocks(const struct blocks *b, uint64_t blk)
 	return 0;
 }
 
+/* Every block of b is free in the bitmap. */
+static void assert_blocks_free(struct sufs_fs *fs, const struct blocks *b)
+{
+	unsigned i;
+	int set;
+
+	for (i = 0; i < b->n; i++) {
+		assert_int_equal(sufs_bitmap_test(fs, SUFS_BITMAP_BLOCK, b->blk[i], &set), 0);
+		if (set)
+			fail_msg("block %llu is still in use", (unsigned long long)b->blk[i]);
+	}
+}
+
 static void fsync_makes_the_file_and_its_names_durable_and_writes_nothing_else(void **state)
 {
 	struct tfs *t = *state;
@@ -2249,10 +2262,7 @@ static void a_file_removed_before_it_reached_the_disk_is_never_written(void **st
 	assert_int_equal(fs->deps->forgotten, forgotten);     /* a name is left */
 	assert_int_equal(sufs_unlink(fs, SUFS_ROOT_INO, "x2", 2), 0);
 	assert_int_equal(fs->deps->forgotten, forgotten + 1);
-	for (i = 0; i < x_blocks.n; i++) {
-		assert_int_equal(sufs_bitmap_test(fs, SUFS_BITMAP_BLOCK, x_blocks.blk[i], &set), 0);
-		assert_false(set);
-	}
+	assert_blocks_free(fs, &x_blocks);
 	assert_int_equal(sufs_bitmap_test(fs, SUFS_BITMAP_INODE, x, &set), 0);
 	assert_false(set);
 	assert_int_equal(deps_check(fs, NULL, 0), 0);
@@ -2305,6 +2315,92 @@ static void a_file_removed_before_it_reached_the_disk_is_never_written(void **st
 	assert_int_equal(sufs_namei(t->fs, SUFS_ROOT_INO, "/w", 0, &ino), -ENOENT);
 	assert_int_equal(sufs_namei(t->fs, SUFS_ROOT_INO, "/d/v", 0, &ino), 0);
 	assert_file(t->fs, ino, t->fs->bsize, 7);
+}
+
+/*
+ * A file whose inode is on disk, removed before its newer blocks reached
+ * it: the pointers to them are taken back, and the blocks, which no
+ * pointer on disk ever named, are free at once and never written; a
+ * block on disk stays until the zeroed inode is.  A pointer a truncate
+ * changed (its free waits for the change) leaves the file to the rules.
+ */
+static void a_removed_files_blocks_not_yet_on_disk_are_freed_at_once(void **state)
+{
+	struct tfs *t = *state;
+	static struct rec r;
+	struct sufs_setattr sa = { .mask = SUFS_SET_SIZE, .size = 0 };
+	struct sufs_fs *fs;
+	struct blocks x_blocks = { .n = 0 }, y_blocks = { .n = 0 }, z_blocks = { .n = 0 };
+	uint32_t x, y, z, ino;
+	uint64_t forgotten;
+	size_t i;
+	int set;
+
+	open_recorded(t, &r);
+	fs = t->fs;
+	x = mkfile(fs, SUFS_ROOT_INO, "x");
+	y = mkfile(fs, SUFS_ROOT_INO, "y");
+	z = mkfile(fs, SUFS_ROOT_INO, "z");
+	write_pattern(fs, y, 0, fs->bsize, 1);
+	write_pattern(fs, z, 0, 2 * fs->bsize, 2);
+	assert_int_equal(sufs_sync(fs), 0);
+	forgotten = fs->deps->forgotten;
+
+	/* x: empty on disk, then 20 blocks and an indirect one; y: one block
+	 * on disk, two appended; z: truncated (its frees wait for the cleared
+	 * pointers) and written again */
+	write_pattern(fs, x, 0, 20 * fs->bsize + 10, 3);
+	assert_int_equal(sufs_block_iterate(fs, x, blocks_fn, &x_blocks), 0);
+	assert_int_equal(x_blocks.n, 22);
+	write_pattern(fs, y, fs->bsize, 2 * fs->bsize, 4);
+	assert_int_equal(sufs_block_iterate(fs, y, blocks_fn, &y_blocks), 0);
+	assert_int_equal(y_blocks.n, 3);
+	assert_int_equal(sufs_setattr(fs, z, &sa), 0);
+	write_pattern(fs, z, 0, fs->bsize, 5);
+	assert_int_equal(sufs_block_iterate(fs, z, blocks_fn, &z_blocks), 0);
+
+	/* x's blocks go at once; its number waits for the zeroed inode */
+	assert_int_equal(sufs_unlink(fs, SUFS_ROOT_INO, "x", 1), 0);
+	assert_int_equal(fs->deps->forgotten, forgotten + 1);
+	assert_blocks_free(fs, &x_blocks);
+	assert_int_equal(sufs_bitmap_test(fs, SUFS_BITMAP_INODE, x, &set), 0);
+	assert_true(set);
+	assert_int_equal(deps_check(fs, NULL, 0), 0);
+
+	/* y's two new blocks go at once, the one on disk waits */
+	assert_int_equal(sufs_unlink(fs, SUFS_ROOT_INO, "y", 1), 0);
+	assert_int_equal(fs->deps->forgotten, forgotten + 2);
+	for (i = 0; i < y_blocks.n; i++) {
+		assert_int_equal(sufs_bitmap_test(fs, SUFS_BITMAP_BLOCK, y_blocks.blk[i], &set), 0);
+		assert_int_equal(set, i == 0);
+	}
+	assert_int_equal(deps_check(fs, NULL, 0), 0);
+
+	/* z: nothing taken back */
+	assert_int_equal(sufs_unlink(fs, SUFS_ROOT_INO, "z", 1), 0);
+	assert_int_equal(fs->deps->forgotten, forgotten + 2);
+	assert_int_equal(sufs_bitmap_test(fs, SUFS_BITMAP_BLOCK, z_blocks.blk[0], &set), 0);
+	assert_true(set);
+	assert_int_equal(deps_check(fs, NULL, 0), 0);
+
+	r.n = 0;
+	assert_int_equal(sufs_sync(fs), 0);
+	for (i = 0; i < x_blocks.n; i++)
+		if (rec_wrote(&r, 0, x_blocks.blk[i]))
+			fail_msg("block %llu of a removed file was written",
+				 (unsigned long long)x_blocks.blk[i]);
+	for (i = 1; i < y_blocks.n; i++)
+		if (rec_wrote(&r, 0, y_blocks.blk[i]))
+			fail_msg("block %llu appended to a removed file was written",
+				 (unsigned long long)y_blocks.blk[i]);
+	assert_int_equal(sufs_bitmap_test(fs, SUFS_BITMAP_BLOCK, y_blocks.blk[0], &set), 0);
+	assert_false(set);
+	assert_int_equal(sufs_bitmap_test(fs, SUFS_BITMAP_INODE, x, &set), 0);
+	assert_false(set);
+	crash_and_reopen(t);
+	assert_int_equal(sufs_namei(t->fs, SUFS_ROOT_INO, "/x", 0, &ino), -ENOENT);
+	assert_int_equal(sufs_namei(t->fs, SUFS_ROOT_INO, "/y", 0, &ino), -ENOENT);
+	assert_int_equal(sufs_namei(t->fs, SUFS_ROOT_INO, "/z", 0, &ino), -ENOENT);
 }
 
 /*
@@ -3472,6 +3568,7 @@ int main(void)
 		T(fsync_makes_the_file_and_its_names_durable_and_writes_nothing_else),
 		T(a_file_removed_before_it_reached_the_disk_is_never_written),
 		T(a_file_is_forgotten_whether_or_not_its_inode_block_holds_a_change_never_undone),
+		T(a_removed_files_blocks_not_yet_on_disk_are_freed_at_once),
 		T(removing_a_deep_tree_writes_each_block_once_in_a_sync),
 		T(a_sync_writes_a_new_directory_block_before_its_pointer_and_with_its_names_after),
 		T(in_sync_mode_every_operation_leaves_nothing_but_data_pending),
