@@ -50,11 +50,11 @@ bats_require_minimum_version 1.5.0
 	local line f
 	for line in "${lines[@]:1}"; do
 		read -ra f <<<"$line"
-		# mix files | pending free cycles bound | softdep async | ...
+		# mix files | pending free depth cycles bound | softdep async | ...
 		[ "${f[0]}" = files ]
-		[ "${f[6]}" -eq $((f[3] - f[4] + f[5])) ]
-		[ "${f[6]}" -le "${f[8]}" ]
-		[ "${f[6]}" -gt 0 ]
+		[ "${f[7]}" -eq $((f[3] - f[4] + f[5] + f[6])) ]
+		[ "${f[7]}" -le "${f[9]}" ]
+		[ "${f[7]}" -gt 0 ]
 	done
 }
 
