@@ -113,9 +113,10 @@
  * reached the disk (a file removed early) is forgotten with its updates,
  * when nothing that waited for them can show an older state
  * (deps_forget_new()), and so are the blocks of a removed file that only
- * pending pointers name, the pointers taken back (deps_take_back()); a drain writes first the blocks others wait for,
- * one that would go with parts undone held back an epoch (deps_drain());
- * and an epoch fills a short gap in a run with dirty blocks (epoch.c).
+ * pending pointers name, the pointers taken back (deps_take_back()); a
+ * drain writes first the blocks others wait for, one that would go with
+ * parts undone held back an epoch (deps_drain()); and an epoch fills a
+ * short gap in a run with dirty blocks (epoch.c).
  *
  * Write modes change only the write-back policy: in async mode no updates
  * are recorded and blocks go out as they stand; in sync mode each
