@@ -256,18 +256,17 @@ int inode_forget_blocks(struct sufs_fs *fs, uint32_t ino, const struct sufs_inod
 	rc = deps_take_back(fs, b, off + IN_UID, IN_XATTR_BLOCK - IN_UID, raw + IN_UID, 0);
 	if (rc == 1) {
 		sufs_inode_decode(raw, &disk);
-		for (i = 0; i < SUFS_NBLOCKS && rc; i++) {
+		for (i = 0; i < SUFS_NBLOCKS; i++) {
 			if (disk.block[i] == in->block[i])
 				continue;
-			if (disk.block[i])
-				rc = 0; /* not a fresh pointer: leave it all to the rules */
+			if (disk.block[i]) {
+				mask = 0; /* not a fresh pointer: leave it all to the rules */
+				break;
+			}
 			mask |= 1u << i;
 		}
 	}
-	if (rc == 1 && mask)
-		rc = deps_take_back(fs, b, off + IN_UID, IN_XATTR_BLOCK - IN_UID, raw + IN_UID, 1);
-	else
-		rc = 0;
+	rc = mask ? deps_take_back(fs, b, off + IN_UID, IN_XATTR_BLOCK - IN_UID, raw + IN_UID, 1) : 0;
 	buf_put(fs, b);
 	*fresh = rc == 1 ? mask : 0;
 	return rc;

@@ -47,37 +47,32 @@ int freeing_run(struct sufs_fs *fs, void *arg)
 
 /*
  * The blocks of a file going whose inode is on disk, but whose pointers
- * to them are not (inode_forget_blocks()): they go back at once, and f
- * keeps, for once the zeroed inode is on disk, only those a pointer on
- * disk may name.
+ * to them are not (inode_forget_blocks()): they go back at once, and
+ * their slots are cleared in *kept, which then names only the blocks a
+ * pointer on disk may name.  Returns 1 when some went, 0 when none, or a
+ * negative error.
  */
-static int free_fresh_blocks(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
-			     struct freeing *f)
+static int free_fresh_blocks(struct sufs_fs *fs, uint32_t ino, struct sufs_inode *kept)
 {
-	struct sufs_inode fresh = *in, kept = *in;
+	struct sufs_inode fresh = *kept;
 	struct blist now = { 0 };
 	unsigned mask, i;
 	size_t k;
-	int err = inode_forget_blocks(fs, ino, in, &mask);
+	int err = inode_forget_blocks(fs, ino, kept, &mask);
 
 	if (err != 1)
 		return err;
 	for (i = 0; i < SUFS_NBLOCKS; i++) {
 		if (mask & (1u << i))
-			kept.block[i] = 0;
+			kept->block[i] = 0;
 		else
 			fresh.block[i] = 0;
 	}
-	f->blocks.n = 0;
-	err = inode_walk(fs, ino, &kept, collect_fn, &f->blocks);
-	if (!err && in->xattr_block && block_in_range(fs, in->xattr_block))
-		err = blist_add(&f->blocks, in->xattr_block);
-	if (!err)
-		err = inode_walk(fs, ino, &fresh, collect_fn, &now);
+	err = inode_walk(fs, ino, &fresh, collect_fn, &now);
 	for (k = 0; !err && k < now.n; k++)
 		err = free_block(fs, now.blk[k]);
 	free(now.blk);
-	return err;
+	return err ? err : 1;
 }
 
 /*
@@ -93,10 +88,10 @@ static int free_fresh_blocks(struct sufs_fs *fs, uint32_t ino, const struct sufs
 int inode_free(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 		      const struct waits *w)
 {
-	struct sufs_inode zero;
+	struct sufs_inode zero, kept = *in;
 	struct freeing *f = calloc(1, sizeof(*f));
 	upd_id z;
-	int err;
+	int err = 0, taken = 0;
 
 	if (!f)
 		return -ENOMEM;
@@ -104,17 +99,19 @@ int inode_free(struct sufs_fs *fs, uint32_t ino, const struct sufs_inode *in,
 	f->was_dir = S_ISDIR(in->mode);
 	if (f->was_dir)
 		dirhash_drop(fs, ino);
-	err = inode_walk(fs, ino, in, collect_fn, &f->blocks);
+	/* on disk, but not its newer pointers: their blocks go now */
+	if (S_ISREG(in->mode))
+		err = taken = free_fresh_blocks(fs, ino, &kept);
+	if (err >= 0)
+		err = inode_walk(fs, ino, &kept, collect_fn, &f->blocks);
 	if (!err && in->xattr_block && block_in_range(fs, in->xattr_block))
 		err = blist_add(&f->blocks, in->xattr_block); /* its attribute block */
-	if (!err && !f->was_dir) {
+	if (!err && !f->was_dir && !taken) {
 		/* never on disk: nothing on disk points to it or its blocks */
 		err = inode_forget_new(fs, ino);
 		if (err == 1)
 			return freeing_run(fs, f);
 	}
-	if (!err && S_ISREG(in->mode))
-		err = free_fresh_blocks(fs, ino, in, f);
 	if (!err) {
 		memset(&zero, 0, sizeof(zero));
 		err = inode_store(fs, ino, &zero, UPD_FREEFILE, w, &z);
