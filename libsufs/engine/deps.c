@@ -114,9 +114,10 @@
  * when nothing that waited for them can show an older state
  * (deps_forget_new()), and so are the blocks of a removed file that only
  * pending pointers name, the pointers taken back (deps_take_back()); a
- * drain writes first the blocks others wait for, one that would go with
- * parts undone held back an epoch (deps_drain()); and an epoch fills a
- * short gap in a run with dirty blocks (epoch.c).
+ * drain writes only the blocks others wait for, and of those one that
+ * would go with parts undone only when a longest chain needs it
+ * (deps_drain()); and an epoch fills a short gap in a run with dirty
+ * blocks (epoch.c).
  *
  * Write modes change only the write-back policy: in async mode no updates
  * are recorded and blocks go out as they stand; in sync mode each
@@ -424,6 +425,23 @@ static struct upd *fold_target(const struct deps *d, struct buf *b, uint32_t off
 	return t;
 }
 
+/* The waits of ws beyond id[] (an rmdir's: deps_noted_all()): with u
+ * NULL, how many are pending and not met by b's own writes; else each of
+ * those becomes a wait of u, and nonzero means memory ran out for one. */
+static size_t more_waits(struct sufs_fs *fs, struct buf *b, const struct waits *ws,
+			 struct upd *u)
+{
+	struct upd *x;
+	size_t j, n = 0;
+
+	for (j = 0; ws && j < ws->nmore; j++) {
+		x = deps_find(fs, ws->more[j]);
+		if (x && !met_by_block(x, b))
+			n += u ? add_edge(fs->deps, x, u) != 0 : 1;
+	}
+	return n;
+}
+
 /*
  * Record a change of [off, off+len) of b that waits for the given updates,
  * before the caller makes it.  Returns the id of the update that carries
@@ -434,25 +452,26 @@ static struct upd *fold_target(const struct deps *d, struct buf *b, uint32_t off
  * writing everything, report -ENOMEM.
  */
 static upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
-			  enum upd_kind kind, const upd_id *waits, unsigned nwaits,
-			  const int32_t *delta)
+			  enum upd_kind kind, const struct waits *ws, const int32_t *delta)
 {
 	struct deps *d = fs->deps;
-	struct upd *w[DEPS_MAX_WAITS], *hit[DEPS_MAX_WAITS], *u, *f, *only = NULL;
+	struct upd *w[DEPS_MAX_WAITS], *hit[DEPS_MAX_WAITS], *u, *f, *x, *only = NULL;
 	struct upd *t = bd(b)->ulast;
 	unsigned nw = 0, i, noverlap = 0;
+	size_t nmore;
 	const struct uspan *sp;
 	struct span_iter it;
 	int lost = 0;
 
 	if (fs->mode == SUFS_MODE_ASYNC)
 		return 0;
-	assert(nwaits <= DEPS_MAX_WAITS);
-	for (i = 0; i < nwaits && i < DEPS_MAX_WAITS; i++) {
-		struct upd *x = deps_find(fs, waits[i]);
+	assert(!ws || ws->n <= DEPS_MAX_WAITS);
+	for (i = 0; ws && i < ws->n && i < DEPS_MAX_WAITS; i++) {
+		x = deps_find(fs, ws->id[i]);
 		if (x && !met_by_block(x, b))
 			w[nw++] = x;
 	}
+	nmore = ws && ws->nmore ? more_waits(fs, b, ws, NULL) : 0; /* no merge with them */
 	/* Only updates that may be undone matter for overlaps: undoing one
 	 * restores bytes a newer change may share (one never undone can be
 	 * overlapped freely, and so can a counter's change by another). */
@@ -464,7 +483,8 @@ static upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint3
 		noverlap++;
 		only = sp->u;
 	}
-	if (noverlap && !delta && !only->counter && waits_covered(only, w, nw) && !only->inflight &&
+	if (noverlap && !delta && !nmore && !only->counter && waits_covered(only, w, nw) &&
+	    !only->inflight &&
 	    (noverlap == 1 || waits_for_overlaps(d, b, only, off, len))) {
 		/* fold into the newest undoable update it overlaps (only) when
 		 * all three hold: what the change would wait for, only waits
@@ -477,7 +497,7 @@ static upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint3
 				only->kind = (uint8_t)kind;
 			return only->id;
 		}
-	} else if (noverlap == 0 && nw == 0 && (f = fold_target(d, b, off, len)) != NULL) {
+	} else if (noverlap == 0 && nw == 0 && !nmore && (f = fold_target(d, b, off, len)) != NULL) {
 		/* never undone, like the one it folds into: one range */
 		merge_into(d, f, b->data, off, len);
 		d->merged++;
@@ -499,6 +519,7 @@ static upd_id deps_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint3
 	u->kind = (uint8_t)kind;
 	for (i = 0; i < nw; i++)
 		lost |= add_edge(d, w[i], u) != 0;
+	lost |= nmore && more_waits(fs, b, ws, u) != 0;
 	/* rule (2): wait for every undoable update it overlaps */
 	if (noverlap <= DEPS_MAX_WAITS) {
 		for (i = 0; i < noverlap; i++)
@@ -564,7 +585,7 @@ upd_id buf_update(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
 	upd_id id;
 
 	cache_before_change(fs, b);
-	id = deps_update(fs, b, off, len, kind, w ? w->id : NULL, w ? w->n : 0, NULL);
+	id = deps_update(fs, b, off, len, kind, w, NULL);
 	cache_mark_dirty(fs, b);
 	return id;
 }
@@ -582,7 +603,7 @@ upd_id buf_count(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len, 
 
 	assert(len > 0 && len <= 8);
 	cache_before_change(fs, b);
-	id = deps_update(fs, b, off, len, kind, w ? w->id : NULL, w ? w->n : 0, &delta);
+	id = deps_update(fs, b, off, len, kind, w, &delta);
 	cache_mark_dirty(fs, b);
 	return id;
 }

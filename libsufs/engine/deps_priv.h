@@ -26,6 +26,8 @@ struct upd {
 	uint8_t seen;                   /* scratch: in deps_flush_set()'s closure */
 	uint8_t counter;                /* a change of a counter that may be undone:
 					 * by subtracting delta, not by old bytes */
+	uint8_t height;                 /* scratch: the drain's count of block writes
+					 * that must follow it (deps_drain()) */
 	uint32_t span;                  /* its place in the block's spans, when it may be undone */
 	int32_t delta;                  /* a counter's change */
 	struct edge *afters;            /* what waits for it */

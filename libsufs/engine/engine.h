@@ -51,14 +51,19 @@ enum upd_kind {
 
 /*
  * A set of updates to wait for, built up by an operation.  The longest an
- * operation builds is a write's: each of the inode's 15 block pointers
- * waits for its block's bitmap bit and contents; the others are a few.
- * A set that would overflow is a bug: waits_add() asserts.
+ * operation builds in id[] is a write's: each of the inode's 15 block
+ * pointers waits for its block's bitmap bit and contents; the others are
+ * a few.  A set that would overflow is a bug: waits_add() asserts.  A
+ * wait for a number of updates known only at run time (rmdir, for the
+ * names renamed out of its directory) is handed as an array in more: the
+ * caller's, which buf_update() only reads.
  */
 #define DEPS_MAX_WAITS 32
 struct waits {
 	unsigned n;
 	upd_id id[DEPS_MAX_WAITS];
+	upd_id *more;
+	size_t nmore;
 };
 void waits_add(struct waits *w, upd_id id);
 
@@ -90,9 +95,8 @@ upd_id deps_last_over(const struct buf *b, uint32_t off, uint32_t len);
  * for an update of one of kinds (DEPS_KIND() bits) on another block,
  * directly or through updates of its own block of one of through?  (A
  * change there would wait for it, and so for that one: a directory's slot
- * whose old name's removal waits for a new name elsewhere, or for the
- * removal before it from the block, which does.)  Past 32 updates read,
- * yes. */
+ * whose old name's removal waits for a new name elsewhere, or for an
+ * update of its own block that does.)  Past 32 updates read, yes. */
 int deps_waits_over(struct sufs_fs *fs, const struct buf *b, uint32_t off, uint32_t len,
 		    unsigned kinds, unsigned through);
 /* The pending update of kind on b (the oldest), or 0. */
@@ -113,10 +117,12 @@ int deps_collect(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
 #define DEPS_KIND(k) (1u << (k))
 
 /* File update id under key; deps_noted() is the newest pending update
- * filed under key, or 0.  (A note goes when its update reaches the disk.)
- * -ENOMEM when it cannot be filed. */
+ * filed under key, or 0; deps_noted_all() every one, in a new array
+ * (*ids, NULL when none; -ENOMEM).  (A note goes when its update reaches
+ * the disk.)  -ENOMEM when it cannot be filed. */
 int deps_note(struct sufs_fs *fs, uint64_t key, upd_id id);
 upd_id deps_noted(struct sufs_fs *fs, uint64_t key);
+int deps_noted_all(struct sufs_fs *fs, uint64_t key, upd_id **ids, size_t *n);
 
 /* Run fn(fs, arg) once every update in waits is on disk: at once when all
  * are.  fn owns arg; fn(NULL, arg) means the work is dropped and only

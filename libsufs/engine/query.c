@@ -32,10 +32,11 @@ upd_id deps_last_over(const struct buf *b, uint32_t off, uint32_t len)
 
 /*
  * Does u wait for an update of kinds on another block, directly or through
- * updates of its own block of one of through (a removal waits for the one
- * before from its block, which waits for its new name elsewhere; its own
- * new name may have been forgotten)?  At most *budget updates are read:
- * past that the answer is yes, which only costs a slot.
+ * updates of its own block of one of through (a removal of a name made in
+ * a slot passed over waits, through the older removal there, for that
+ * one's new name elsewhere, though its own was forgotten)?  At most
+ * *budget updates are read: past that the answer is yes, which only costs
+ * a slot.
  */
 static int waits_outside(const struct upd *u, const struct buf *b, unsigned kinds,
 			 unsigned through, unsigned *budget)
@@ -153,6 +154,27 @@ upd_id deps_noted(struct sufs_fs *fs, uint64_t key)
 		if (d->notes[i].key == key && d->notes[i].id > newest)
 			newest = d->notes[i].id;
 	return newest;
+}
+
+int deps_noted_all(struct sufs_fs *fs, uint64_t key, upd_id **ids, size_t *n)
+{
+	struct deps *d = fs->deps;
+	size_t i, cnt = 0;
+
+	*ids = NULL;
+	*n = 0;
+	notes_prune(fs);
+	for (i = 0; i < d->nnotes; i++)
+		cnt += d->notes[i].key == key;
+	if (!cnt)
+		return 0;
+	*ids = malloc(cnt * sizeof(**ids));
+	if (!*ids)
+		return -ENOMEM;
+	for (i = 0; i < d->nnotes; i++)
+		if (d->notes[i].key == key)
+			(*ids)[(*n)++] = d->notes[i].id;
+	return 0;
 }
 
 /* ---- counters ------------------------------------------------------------------------ */

@@ -295,13 +295,14 @@ struct place {
  * A slot whose bytes a pending update still covers that may be undone and
  * waits for a name in another block (a name renamed away, whose removal
  * waits for the new name elsewhere), or for an update of its own block
- * that does (the removal before it from the block, when its own new name
- * was forgotten with its file), is passed over: the new entry would wait
- * for that removal, and so for the new name, which may itself wait for a
- * slot of the same kind, a chain as long as the renames pending and one
- * epoch per link at sync.  Such a slot is free again once its block is
- * written; until then the name goes to the next slot, or to a new block,
- * or, when no block is left to grow by, to the first slot passed over.
+ * that does (a name made in a slot passed over, and renamed away in its
+ * turn: its own new name may be forgotten with its file), is passed over:
+ * the new entry would wait for that removal, and so for the new name,
+ * which may itself wait for a slot of the same kind, a chain as long as
+ * the renames pending and one epoch per link at sync.  Such a slot is free
+ * again once its block is written; until then the name goes to the next
+ * slot, or to a new block, or, when no block is left to grow by, to the
+ * first slot passed over.
  */
 static int find_slot(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
 		     struct dirhash *h, const char *name, size_t len, struct place *s)

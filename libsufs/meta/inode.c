@@ -492,7 +492,7 @@ int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t 
 	}
 	ptr = in->block[idx[0]];
 	if (!ptr) {
-		cw.n = 0;
+		cw = (struct waits){ 0 };
 		err = block_new(fs, goal, BUF_IND, UPD_INDIRDEP, &ptr, &nb, &cw);
 		if (err)
 			return err;
@@ -522,7 +522,7 @@ int bmap_set(struct sufs_fs *fs, struct sufs_inode *in, uint64_t lblk, uint64_t 
 			put64(b->data + IND_PTR(idx[level]), pblk);
 			in->blocks++;
 		} else if (!child) {
-			cw.n = 0;
+			cw = (struct waits){ 0 };
 			err = block_new(fs, ptr + 1, BUF_IND, UPD_INDIRDEP, &child, &nb, &cw);
 			if (err) {
 				buf_put(fs, b);

@@ -16,7 +16,7 @@
 static int do_write(struct sufs_fs *fs, uint32_t ino, uint64_t off, const void *buf, size_t len)
 {
 	struct sufs_inode in;
-	struct waits iw = { 0 }, pw;
+	struct waits iw = { 0 }, pw = { 0 };
 	const uint8_t *src = buf;
 	uint64_t pblk, goal, maxbytes;
 	struct buf *b;

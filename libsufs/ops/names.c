@@ -405,41 +405,32 @@ int moved_settle(struct sufs_fs *fs, uint32_t ino)
  * The names rename takes out of a directory: on disk, one of them may be
  * the file's only name until its new one is there (the removal waits for
  * it).  So the directory itself goes on disk (rmdir, or a rename over it)
- * only once those removals are on disk.  Each waits for the one before
- * from the same block (rename_old_name()), so that the newest on disk
- * means all of that block's are, and the directory's removal waits for
- * the newest of each block (removals_wait(); those that do not fit in w
- * are written now, as fsync would).  Not for the one before from the
- * whole directory: that chain, one epoch per block change at sync, grew
- * with the renames pending.  Filed in the engine under keys of their own
- * beside the moved directories' (deps_note()); a block past 2^30 shares
- * its key with another, which only adds waits.
+ * only once those removals are on disk: its removal waits for every one
+ * still pending (removals_wait(), handed to the engine as an array, as
+ * many as there are).  The removals do not wait for each other: each once
+ * waited for the one before from its block, so that the newest meant all
+ * of that block's, and a directory moved again wrote with its last
+ * removal (moved_settle()) every rename out of the block since its last
+ * write.  Filed in the engine under a key of their own beside the moved
+ * directories' (deps_note()).
  */
-#define REMOVALS_KEY(dir, lblk) ((uint64_t)2 << 62 | (uint64_t)((lblk) & 0x3fffffff) << 32 | (dir))
+#define REMOVALS_KEY(dir) ((uint64_t)2 << 62 | (dir))
 
-int removal_note(struct sufs_fs *fs, uint32_t dir, uint32_t lblk, upd_id removal)
+int removal_note(struct sufs_fs *fs, uint32_t dir, upd_id removal)
 {
-	return deps_note(fs, REMOVALS_KEY(dir, lblk), removal);
+	return deps_note(fs, REMOVALS_KEY(dir), removal);
 }
 
-void removal_wait(struct sufs_fs *fs, uint32_t dir, uint32_t lblk, struct waits *w)
+int removals_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w)
 {
-	waits_add(w, deps_noted(fs, REMOVALS_KEY(dir, lblk)));
-}
+	upd_id *ids;
+	size_t n;
+	int err = deps_noted_all(fs, REMOVALS_KEY(dir), &ids, &n);
 
-int removals_wait(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
-		  struct waits *w)
-{
-	uint64_t lblk, n = din->size / fs->bsize;
-	upd_id *more = NULL;
-	size_t nmore = 0;
-	int err = 0;
-
-	for (lblk = 0; lblk < n && !err; lblk++)
-		err = wait_or_keep(w, deps_noted(fs, REMOVALS_KEY(dir, lblk)), &more, &nmore);
-	if (!err && nmore)
-		return deps_flush_set(fs, more, nmore); /* frees more */
-	free(more);
+	if (!err) {
+		w->more = ids;
+		w->nmore = n;
+	}
 	return err;
 }
 
@@ -511,15 +502,16 @@ static int do_unlink(struct sufs_fs *fs, uint32_t dir, const char *name, size_t 
 		return -EISDIR;
 	}
 	/* the name ".." confirms goes after any other a rename left, and
-	 * after the names renames took out of it (removal_wait()) */
+	 * after the names renames took out of it (removals_wait()) */
 	if (rmdir) {
 		moved_wait(fs, ino, &rw);
-		err = removals_wait(fs, ino, &in, &rw);
+		err = removals_wait(fs, ino, &rw);
 		if (err)
 			return err;
 	}
 	/* rule 3: the name goes first; the link count follows it to disk */
 	err = dir_set(fs, dir, &din, name, len, 0, 0, UPD_DIRREM, &rw, &old, &removal);
+	free(rw.more);
 	if (!err)
 		err = drop_link(fs, ino, &in, removal);
 	if (!err && rmdir) {

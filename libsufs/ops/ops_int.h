@@ -168,12 +168,10 @@ int reachable_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w);
  * directory from dir up (before a ".." names dir: no loop on disk). */
 int dotdot_note(struct sufs_fs *fs, uint32_t ino, upd_id dotdot);
 int dotdots_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w);
-/* A name rename took out of dir, and a wait for the newest such (before
- * dir itself goes). */
-int removal_note(struct sufs_fs *fs, uint32_t dir, uint32_t lblk, upd_id removal);
-void removal_wait(struct sufs_fs *fs, uint32_t dir, uint32_t lblk, struct waits *w);
-int removals_wait(struct sufs_fs *fs, uint32_t dir, const struct sufs_inode *din,
-		  struct waits *w);
+/* A name rename took out of dir, and a wait for every such one pending
+ * (before dir itself goes): w->more, which the caller frees. */
+int removal_note(struct sufs_fs *fs, uint32_t dir, upd_id removal);
+int removals_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w);
 /* The update that frees ino's inode bytes, if pending (to wait for it). */
 upd_id inode_last_update(struct sufs_fs *fs, uint32_t ino);
 /* The newest pending change of dir's size or block pointers. */

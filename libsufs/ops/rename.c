@@ -34,7 +34,6 @@ struct rename {
 	uint32_t sdir, ddir;                /* the old name's directory, the new one's */
 	const char *sname, *dname;
 	size_t slen, dlen;
-	uint32_t slblk;                     /* the block of the old name */
 	struct sufs_inode sdin, ddin;
 	uint32_t ino, tino;                 /* what moves; what the new name named (0) */
 	struct sufs_inode in, tin;
@@ -125,7 +124,7 @@ static int rename_new_name(struct rename *r)
 	if (r->is_dir)
 		err = moved_settle(fs, r->ino);
 	if (!err)
-		err = dir_entry_pending(fs, r->sdir, &r->sdin, r->sname, r->slen, &src, &r->slblk);
+		err = dir_entry_pending(fs, r->sdir, &r->sdin, r->sname, r->slen, &src, NULL);
 	if (!r->is_dir)
 		src = 0;
 	if (err)
@@ -139,9 +138,9 @@ static int rename_new_name(struct rename *r)
 	waits_add(&w, src);
 	if (r->tino && S_ISDIR(r->tin.mode)) {
 		moved_wait(fs, r->tino, &w);
-		err = removals_wait(fs, r->tino, &r->tin, &w); /* it goes: its renamed-out names first */
-	if (err)
-		return err;
+		err = removals_wait(fs, r->tino, &w); /* it goes: its renamed-out names first */
+		if (err)
+			return err;
 	}
 	if (r->tino)
 		err = dir_set(fs, r->ddir, &r->ddin, r->dname, r->dlen, r->ino,
@@ -149,6 +148,7 @@ static int rename_new_name(struct rename *r)
 	else
 		err = dir_add(fs, r->ddir, &r->ddin, r->dname, r->dlen, r->ino,
 			      sufs_ftype_of_mode(r->in.mode), &w, &dw, &r->named);
+	free(w.more);
 	if (err) {
 		r->in.links--;
 		inode_store(fs, r->ino, &r->in, UPD_INODEDEP, NULL, NULL);
@@ -213,7 +213,6 @@ static int rename_old_name(struct rename *r)
 	waits_add(&w, r->named);
 	waits_add(&w, r->dotdot);
 	waits_add(&w, dir_map_update(fs, r->ddir));
-	removal_wait(fs, r->sdir, r->slblk, &w); /* the one before from this block */
 	/* last: what does not fit in w is written now */
 	err = reachable_wait(fs, r->ddir, &w);
 	if (err)
@@ -228,7 +227,7 @@ static int rename_old_name(struct rename *r)
 	if (!err && r->is_dir)
 		err = moved_note(fs, r->ino, r->removed);
 	if (!err)
-		err = removal_note(fs, r->sdir, r->slblk, r->removed);
+		err = removal_note(fs, r->sdir, r->removed);
 	if (err)
 		return err;
 	w.n = 0;

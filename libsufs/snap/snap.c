@@ -244,7 +244,7 @@ void snap_cow(struct sufs_fs *fs, struct buf *b)
 			memcpy(old, b->data, fs->bsize);
 			cache_seal(fs, b, old);
 		}
-		ptr[n].n = 0;
+		ptr[n] = (struct waits){ 0 };
 		if (!old || snap_copy(fs, s, b->blk, old, &ptr[n]))
 			snap_break(fs, s);
 		else

@@ -166,6 +166,28 @@ crash() {
 	assert_failure 64
 }
 
+@test "rmdir waits for every name renamed out of its directory, forty of them" {
+	# on disk /n/x1../n/x40 are the files' only names; their new names in
+	# eight directories wait for nothing of /n.  fsync / writes the removal
+	# of n and what it waits for, nothing else: which must be all forty old
+	# names' removals (with only the newest, or half of them, or none, this
+	# finds files with no name on disk)
+	{
+		for i in $(seq 40); do echo "create /f$i"; done
+		echo "mkdir /n"
+		for j in $(seq 8); do echo "mkdir /m$j"; done
+		echo "sync"
+		for i in $(seq 40); do echo "rename /f$i /n/x$i"; done
+		echo "sync"
+		for i in $(seq 40); do echo "rename /n/x$i /m$((i % 8 + 1))/y$i"; done
+		echo "rmdir /n"
+		echo "fsync /"
+	} >"$T/w"
+	crash --crash-check "$BASE" "$T/w"
+	assert_success
+	assert_output --regexp " 0 violations"
+}
+
 @test "the oracle: what fsync made durable is checked in later states" {
 	printf '%s\n' "create /new" "write /new 0 5000 9" "fsync /new" \
 		"create /other" "write /other 0 100 1" >"$T/w"

@@ -934,8 +934,8 @@ static void a_wait_for_a_change_never_undone_on_the_same_block_is_met_by_its_wri
 /*
  * A directory's slot is busy while a pending update over it waits for a
  * name on another block, directly or through updates of its own block: a
- * removal waits for the one before from its block, which waits for its new
- * name elsewhere, when its own new name was forgotten (dir_add() passes
+ * removal that waits for an older one of its block, which waits for its
+ * new name elsewhere, when its own new name was forgotten (dir_add() passes
  * over such a slot: a name there would wait as long).  Past 32 updates
  * read the answer is yes.
  */
@@ -1020,6 +1020,52 @@ static void a_change_waiting_for_nothing_folds_into_the_update_never_undone_but_
 	assert_int_equal(change(fs, F, 204, 4, 0x77, NULL, 0), z2);
 	assert_int_equal(deps_check(fs, NULL, 0), 0);
 	settle(fs);
+}
+
+/* waits beyond id[] (rmdir's, for every name renamed out of its
+ * directory): all of them kept as edges, and never a merge that would
+ * drop them */
+static void a_change_waits_for_every_update_of_an_array_longer_than_a_wait_set(void **state)
+{
+	struct sufs_fs *fs = fs_of(state);
+	enum { N = 2 * DEPS_MAX_WAITS + 3 };
+	const uint64_t F = AREA + 90;
+	upd_id ids[N], first, u;
+	struct waits w = { 0 };
+	struct buf *b;
+	unsigned undone, i;
+	uint8_t *img = malloc(fs->bsize);
+
+	assert_non_null(img);
+	put_block(fs, F, 7);
+	for (i = 0; i < N; i++) /* one update on each of N blocks */
+		ids[i] = change(fs, AREA + 100 + i, 0, 8, (uint8_t)i, NULL, 0);
+	/* an update of F that waits for nothing new: a later change that
+	 * waits for the array must not fold into it */
+	first = change(fs, F, 0, 8, 0x11, &ids[0], 1);
+	waits_add(&w, ids[0]);
+	w.more = ids;
+	w.nmore = N;
+	assert_int_equal(buf_get(fs, F, BUF_DATA, &b), 0);
+	u = buf_update(fs, b, 0, 8, UPD_DATA, &w);
+	memset(b->data, 0x22, 8);
+	buf_put(fs, b);
+	assert_true(u > first);
+	assert_int_equal(deps_check(fs, NULL, 0), 0);
+
+	/* every block but the last goes: u still waits, and is undone */
+	for (i = 0; i + 1 < N; i++)
+		assert_int_equal(deps_epoch(fs, want_blk, &(uint64_t){ AREA + 100 + i }, 1), 1);
+	assert_int_equal(image(fs, F, img, &undone), 1);
+	assert_int_equal(undone, 1);
+	assert_bytes(img, 0x11, 8);
+	/* the last one: u may go */
+	assert_int_equal(deps_epoch(fs, want_blk, &(uint64_t){ AREA + 100 + N - 1 }, 1), 1);
+	assert_int_equal(image(fs, F, img, &undone), 2);
+	assert_int_equal(undone, 0);
+	assert_bytes(img, 0x22, 8);
+	settle(fs);
+	free(img);
 }
 
 static void a_change_that_adds_no_wait_is_merged_into_the_update_it_overlaps(void **state)
@@ -1533,36 +1579,45 @@ static void chain(struct sufs_fs *fs, uint64_t x, uint64_t y, upd_id *u, unsigne
 			      i ? 1 : 0);
 }
 
-/* A drain holds a block back one epoch when it would go with parts
- * undone, not for as long as others can go whole: B's u1 is waited for
- * along C -> D -> E, its u2 waits for the end of a chain X1..X4.  Held
- * until the chain was done, B took 8 epochs to drain; held one epoch, B
- * goes in the second with u2 undone and again with it: 5 epochs. */
-static void a_drain_holds_a_block_that_would_go_with_parts_undone_one_epoch_only(void **state)
+/*
+ * A drain never holds back a block on a longest chain, and holds any other
+ * one epoch when it would go with parts undone.  The longest chain is
+ * Z1..Z4, four links.  Z1 also carries w, which waits for W's w0: Z1 goes
+ * at once, with w undone, and again (held for w, as the drain once held
+ * it, the chain took five epochs).  B's u1 is waited for by C's c, one
+ * link; its u2 waits for X's x0.  B is held one epoch, while W and X go
+ * whole, and then goes once, whole (written at once, it went twice).
+ */
+static void a_drain_holds_back_only_blocks_off_the_longest_chain_and_takes_its_epochs(
+	void **state)
 {
 	struct sufs_fs *fs = fs_of(state);
-	const uint64_t B = AREA, C = AREA + 2, D = AREA + 4, E = AREA + 6, X = AREA + 10;
+	const uint64_t B = AREA, C = AREA + 2, W = AREA + 4, X = AREA + 6, Z = AREA + 20;
 	struct trace t = { .n = 0 };
-	upd_id x[4], u1, c, d;
+	upd_id z[4], w0, x0, u1;
 	uint64_t epochs;
-	unsigned i, writes_of_b = 0;
+	unsigned i, writes_of_b = 0, writes_of_z1 = 0;
 
 	for (i = 0; i < 4; i++)
-		x[i] = change(fs, X + 2 * i, 0, 8, 0x10 + i, i ? &x[i - 1] : NULL, i ? 1 : 0);
+		z[i] = change(fs, Z + 2 * i, 0, 8, 0x20 + i, i ? &z[i - 1] : NULL, i ? 1 : 0);
+	w0 = change(fs, W, 0, 8, 0x30, NULL, 0);
+	change(fs, Z, 100, 8, 0x31, &w0, 1);
+	x0 = change(fs, X, 0, 8, 0x10, NULL, 0);
 	u1 = change(fs, B, 0, 8, 0xb1, NULL, 0);
-	change(fs, B, 100, 8, 0xb2, &x[3], 1);
-	c = change(fs, C, 0, 8, 0xcc, &u1, 1);
-	d = change(fs, D, 0, 8, 0xdd, &c, 1);
-	change(fs, E, 0, 8, 0xee, &d, 1);
+	change(fs, B, 100, 8, 0xb2, &x0, 1);
+	change(fs, C, 0, 8, 0xcc, &u1, 1);
 	fs->trace = trace_fn;
 	fs->trace_arg = &t;
 	epochs = fs->deps->epochs;
 	settle(fs);
 	fs->trace = NULL;
-	assert_int_equal(fs->deps->epochs - epochs, 5);
-	for (i = 0; i < t.n; i++)
+	assert_int_equal(fs->deps->epochs - epochs, 4);
+	for (i = 0; i < t.n; i++) {
 		writes_of_b += t.blk[i] == B;
-	assert_int_equal(writes_of_b, 2);
+		writes_of_z1 += t.blk[i] == Z;
+	}
+	assert_int_equal(writes_of_b, 1);
+	assert_int_equal(writes_of_z1, 2);
 }
 
 static void every_epoch_writes_a_block_of_a_long_chain_and_a_drain_ends_with_nothing_pending(
@@ -3548,12 +3603,13 @@ int main(void)
 		T(a_slot_is_busy_while_what_lies_over_it_waits_for_a_name_elsewhere_even_through_its_own_block),
 		T(a_change_waiting_for_nothing_folds_into_the_update_never_undone_but_not_over_an_older_undoable_one),
 		T(a_change_that_adds_no_wait_is_merged_into_the_update_it_overlaps),
+		T(a_change_waits_for_every_update_of_an_array_longer_than_a_wait_set),
 		T(a_block_with_many_pending_updates_finds_every_overlap_through_its_index),
 		T(a_change_over_two_updates_folds_into_the_newer_when_it_waits_for_the_older),
 		T(old_bytes_that_are_all_zero_are_kept_as_a_flag_not_a_copy),
 		T(updates_wait_only_for_older_updates_through_a_random_mix_of_2000_operations),
 		T(every_epoch_writes_a_block_of_a_long_chain_and_a_drain_ends_with_nothing_pending),
-		T(a_drain_holds_a_block_that_would_go_with_parts_undone_one_epoch_only),
+		T(a_drain_holds_back_only_blocks_off_the_longest_chain_and_takes_its_epochs),
 		T(write_back_of_a_deep_tree_makes_progress_in_every_epoch),
 		T(two_blocks_waiting_for_each_other_go_out_with_parts_undone_then_whole),
 		T(an_inode_block_and_a_directory_block_waiting_for_each_other_resolve_by_undo),
