@@ -776,16 +776,20 @@ static int lies_within(const struct upd *u, const struct buf *b, uint32_t off, u
  * holds x's byte as its old one.  To forget x, that old byte becomes the
  * one x found, as if x had never been made: an image that undoes them
  * then shows the name as it was before x, one that carries them what
- * they wrote.  With apply 0, says whether that can be done: 1 when newer
- * updates cover all of x, none in flight or a counter, and each can take
- * the bytes (one whose old bytes are a zero flag, only zeros); 0 when
- * none lies over x; -1 when it cannot.  With apply 1, does it.
+ * they wrote.  A byte of x past its first key bytes that none of them
+ * lies over stays as it is, in every image: the caller knows it names
+ * nothing without the key (a removal changes only an entry's inode
+ * number; the rest of the header is then a free slot's).  With apply 0,
+ * says whether that can be done: 1 when newer updates cover the first
+ * key bytes of x, none in flight or a counter, and each can take the
+ * bytes (one whose old bytes are a zero flag, only zeros); 0 when none
+ * lies over x; -1 when it cannot.  With apply 1, does it.
  */
-static int undo_past(struct deps *d, struct upd *x, int apply)
+static int undo_past(struct deps *d, struct upd *x, uint32_t key, int apply)
 {
 	const struct uspan *sp;
 	struct span_iter it;
-	uint64_t done = 0, all = x->len == 64 ? ~0ull : (1ull << x->len) - 1;
+	uint64_t done = 0, need;
 	uint32_t i;
 	uint8_t old;
 	int newer = 0;
@@ -813,7 +817,10 @@ static int undo_past(struct deps *d, struct upd *x, int apply)
 	}
 	if (!newer)
 		return 0;
-	return done == all ? 1 : -1;
+	if (key > x->len)
+		key = x->len;
+	need = key == 64 ? ~0ull : (1ull << key) - 1;
+	return (done & need) == need ? 1 : -1;
 }
 
 /*
@@ -828,10 +835,10 @@ static int undo_past(struct deps *d, struct upd *x, int apply)
  * when it cannot be.
  */
 static int name_forgettable(struct deps *d, struct upd *x, const struct buf *b,
-			    uint32_t off, uint32_t len)
+			    uint32_t off, uint32_t len, uint32_t key)
 {
 	const struct edge *e;
-	int r = undo_past(d, x, 0);
+	int r = undo_past(d, x, key, 0);
 
 	if (r <= 0)
 		return r;
@@ -887,7 +894,7 @@ static int add_name(struct upd **names, unsigned *n, struct upd *x)
  * then resets the bytes), 0 when not.
  */
 int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
-		    int after_type)
+		    int after_type, uint32_t key)
 {
 	struct upd *over[FORGET_MAX], *names[FORGET_MAX], *u, *first = NULL;
 	struct edge *e;
@@ -920,7 +927,7 @@ int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t le
 			if (x->b->type != after_type || x->inflight)
 				return 0;
 			/* x is undoable (it waited for u): newer spans come after */
-			r = name_forgettable(fs->deps, x, b, off, len);
+			r = name_forgettable(fs->deps, x, b, off, len, key);
 			if (r < 0 || (r > 0 && !add_name(names, &nnames, x)))
 				return 0;
 		}
@@ -928,7 +935,7 @@ int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t le
 	if (!first)
 		return 0;
 	for (i = 0; i < nnames; i++) {
-		undo_past(fs->deps, names[i], 1);
+		undo_past(fs->deps, names[i], key, 1);
 		deps_upd_free(fs, names[i]);
 	}
 	for (i = 0; i < n; i++)

@@ -148,9 +148,12 @@ int deps_flush_set(struct sufs_fs *fs, upd_id *ids, size_t n);
 /* b's block was freed: nothing it carries matters any more. */
 void deps_cancel(struct sufs_fs *fs, struct buf *b);
 /* Forget the updates of [off, off+len) of b as never made, when that range
- * never reached the disk (deps.c says when): 1 when forgotten, else 0. */
+ * never reached the disk (deps.c says when): 1 when forgotten, else 0.
+ * What waits for them must lie on blocks of after_type; such an update
+ * (a name) is forgotten too when newer ones over it cover its first key
+ * bytes (the inode number). */
 int deps_forget_new(struct sufs_fs *fs, struct buf *b, uint32_t off, uint32_t len,
-		    int after_type);
+		    int after_type, uint32_t key);
 /* Take back the updates of [off, off+len) of b, the range left as a write
  * with them undone would carry it, into out (deps.c says when): 1 when
  * possible (and, with apply, done), else 0. */

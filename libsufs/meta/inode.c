@@ -222,7 +222,7 @@ int inode_forget_new(struct sufs_fs *fs, uint32_t ino)
 
 	if (err)
 		return err;
-	err = deps_forget_new(fs, b, off, SUFS_INODE_SIZE, BUF_DIR);
+	err = deps_forget_new(fs, b, off, SUFS_INODE_SIZE, BUF_DIR, DE_INO + 4);
 	if (err == 1)
 		memset(b->data + off, 0, SUFS_INODE_SIZE);
 	buf_put(fs, b);
