@@ -11,7 +11,8 @@
  *     whether one update still is (deps_last_over(), deps_waits_over(),
  *     deps_pending_kind(), deps_collect(), deps_is_pending());
  *   - file an update under a key and ask later for the newest pending one
- *     filed there (deps_note(), deps_noted());
+ *     filed there, or every one (deps_note(), deps_noted(),
+ *     deps_noted_all());
  *   - defer work until updates are on disk (deps_defer());
  *   - write a set of updates, with what they wait for (deps_flush_set()),
  *     one epoch (deps_epoch()), or everything (deps_drain());
@@ -55,8 +56,9 @@ enum upd_kind {
  * pointers waits for its block's bitmap bit and contents; the others are
  * a few.  A set that would overflow is a bug: waits_add() asserts.  A
  * wait for a number of updates known only at run time (rmdir, for the
- * names renamed out of its directory) is handed as an array in more: the
- * caller's, which buf_update() only reads.
+ * names renamed out of its directory; a rename, for the new directories
+ * above its new name) is handed as an array in more: the caller's, which
+ * buf_update() only reads.
  */
 #define DEPS_MAX_WAITS 32
 struct waits {

@@ -289,9 +289,9 @@ int moved_note(struct sufs_fs *fs, uint32_t ino, upd_id removal)
 	return deps_note(fs, ino, removal);
 }
 
-/* Add id (if pending) to w, or, when w is full, to more[], which the
- * caller writes now (deps_flush_set()) or frees. */
-static int wait_or_keep(struct waits *w, upd_id id, upd_id **more, size_t *nmore)
+/* Add id (if pending) to w, or, when w is full, to its array w->more
+ * (waits_done() frees it). */
+static int wait_or_keep(struct waits *w, upd_id id)
 {
 	upd_id *p;
 
@@ -301,21 +301,27 @@ static int wait_or_keep(struct waits *w, upd_id id, upd_id **more, size_t *nmore
 		waits_add(w, id);
 		return 0;
 	}
-	p = realloc(*more, (*nmore + 1) * sizeof(**more));
+	p = realloc(w->more, (w->nmore + 1) * sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	*more = p;
-	(*more)[(*nmore)++] = id;
+	w->more = p;
+	w->more[w->nmore++] = id;
 	return 0;
 }
 
+void waits_done(struct waits *w)
+{
+	free(w->more);
+	w->more = NULL;
+	w->nmore = 0;
+}
+
 /* Wait for the update filed under key | each directory from dir up to the
- * root (those that do not fit in w are written now, as fsync would). */
+ * root (those that do not fit in w go to its array: a deep tree's, which
+ * were once written at once, as fsync would). */
 static int path_wait(struct sufs_fs *fs, uint32_t dir, uint64_t key, struct waits *w)
 {
 	struct sufs_inode din;
-	upd_id *more = NULL;
-	size_t nmore = 0;
 	unsigned depth;
 	int err = 0;
 
@@ -324,15 +330,12 @@ static int path_wait(struct sufs_fs *fs, uint32_t dir, uint64_t key, struct wait
 			err = -EIO; /* a loop of "..": damage */
 			break;
 		}
-		err = wait_or_keep(w, deps_noted(fs, key | dir), &more, &nmore);
+		err = wait_or_keep(w, deps_noted(fs, key | dir));
 		if (!err)
 			err = inode_load(fs, dir, &din);
 		if (!err)
 			err = dir_lookup(fs, dir, &din, "..", 2, &dir);
 	}
-	if (!err && nmore)
-		return deps_flush_set(fs, more, nmore); /* frees more */
-	free(more);
 	return err;
 }
 
@@ -428,6 +431,7 @@ int removals_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w)
 	int err = deps_noted_all(fs, REMOVALS_KEY(dir), &ids, &n);
 
 	if (!err) {
+		waits_done(w);
 		w->more = ids;
 		w->nmore = n;
 	}
@@ -511,7 +515,7 @@ static int do_unlink(struct sufs_fs *fs, uint32_t dir, const char *name, size_t 
 	}
 	/* rule 3: the name goes first; the link count follows it to disk */
 	err = dir_set(fs, dir, &din, name, len, 0, 0, UPD_DIRREM, &rw, &old, &removal);
-	free(rw.more);
+	waits_done(&rw);
 	if (!err)
 		err = drop_link(fs, ino, &in, removal);
 	if (!err && rmdir) {

@@ -162,16 +162,20 @@ void moved_wait(struct sufs_fs *fs, uint32_t ino, struct waits *w);
  * now. */
 int moved_settle(struct sufs_fs *fs, uint32_t ino);
 /* The first names of the new directories from dir up: a wait for each
- * (before a name rename adds in dir lets the old one go). */
+ * (before a name rename adds in dir lets the old one go); those past w's
+ * room in w->more (waits_done()). */
 int reachable_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w);
 /* A moved directory's new "..", and a wait for the newest of each
- * directory from dir up (before a ".." names dir: no loop on disk). */
+ * directory from dir up (before a ".." names dir: no loop on disk), as
+ * reachable_wait() adds them. */
 int dotdot_note(struct sufs_fs *fs, uint32_t ino, upd_id dotdot);
 int dotdots_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w);
 /* A name rename took out of dir, and a wait for every such one pending
- * (before dir itself goes): w->more, which the caller frees. */
+ * (before dir itself goes): in w->more. */
 int removal_note(struct sufs_fs *fs, uint32_t dir, upd_id removal);
 int removals_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w);
+/* Free the array these waits (and a path's, past w's room) left in w. */
+void waits_done(struct waits *w);
 /* The update that frees ino's inode bytes, if pending (to wait for it). */
 upd_id inode_last_update(struct sufs_fs *fs, uint32_t ino);
 /* The newest pending change of dir's size or block pointers. */

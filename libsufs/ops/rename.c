@@ -148,7 +148,7 @@ static int rename_new_name(struct rename *r)
 	else
 		err = dir_add(fs, r->ddir, &r->ddin, r->dname, r->dlen, r->ino,
 			      sufs_ftype_of_mode(r->in.mode), &w, &dw, &r->named);
-	free(w.more);
+	waits_done(&w);
 	if (err) {
 		r->in.links--;
 		inode_store(fs, r->ino, &r->in, UPD_INODEDEP, NULL, NULL);
@@ -183,10 +183,11 @@ static int rename_dotdot(struct rename *r)
 		}
 	} /* else the replaced directory's ".." link passes to us */
 	if (!err)
-		err = dotdots_wait(fs, r->ddir, &w); /* last: what does not fit is written now */
+		err = dotdots_wait(fs, r->ddir, &w);
 	if (!err)
 		err = dir_set(fs, r->ino, &r->in, "..", 2, r->ddir, SUFS_FT_DIR, UPD_DIRADD, &w, &old,
 			      &r->dotdot);
+	waits_done(&w);
 	if (!err)
 		err = dotdot_note(fs, r->ino, r->dotdot);
 	return err;
@@ -213,17 +214,17 @@ static int rename_old_name(struct rename *r)
 	waits_add(&w, r->named);
 	waits_add(&w, r->dotdot);
 	waits_add(&w, dir_map_update(fs, r->ddir));
-	/* last: what does not fit in w is written now */
 	err = reachable_wait(fs, r->ddir, &w);
-	if (err)
-		return err;
-	if (fs->broken_rule == 3)
+	if (!err && fs->broken_rule == 3) {
 		w.n = 0;
-	if (r->sdir == r->ddir)
+		waits_done(&w);
+	}
+	if (!err && r->sdir == r->ddir)
 		err = load_live(fs, r->sdir, &r->sdin); /* the directory may have grown */
 	if (!err)
 		err = dir_set(fs, r->sdir, &r->sdin, r->sname, r->slen, 0, 0, UPD_DIRREM, &w, &old,
 			      &r->removed);
+	waits_done(&w);
 	if (!err && r->is_dir)
 		err = moved_note(fs, r->ino, r->removed);
 	if (!err)

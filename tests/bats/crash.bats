@@ -188,6 +188,27 @@ crash() {
 	assert_output --regexp " 0 violations"
 }
 
+@test "a rename into a new tree deeper than a set of waits writes nothing at once, and leaves only leaks" {
+	# the old name's removal waits for the first name of each of the 40
+	# new directories above the new name: 32 in its set, the rest in the
+	# array beside it (they were once written at once, as fsync would)
+	local p="" i
+	{
+		echo "create /qf"; echo "sync"
+		for i in $(seq 40); do p="$p/q$i"; echo "mkdir $p"; done
+		echo "stats"; echo "rename /qf $p/f"; echo "stats"
+	} >"$T/w"
+	mkimg "$T/deep.img" 8M
+	run --separate-stderr "$DEBUG" -w -f "$T/w" "$T/deep.img"
+	assert_success
+	[ "$(grep -c '^Block writes: *4$' <<<"$output")" = 2 ]
+	grep -v stats "$T/w" >"$T/w2"
+	echo sync >>"$T/w2"
+	crash --crash-check "$BASE" "$T/w2"
+	assert_success
+	assert_output --regexp " 0 violations"
+}
+
 @test "the oracle: what fsync made durable is checked in later states" {
 	printf '%s\n' "create /new" "write /new 0 5000 9" "fsync /new" \
 		"create /other" "write /other 0 100 1" >"$T/w"
