@@ -115,9 +115,9 @@
  * (deps_forget_new()), and so are the blocks of a removed file that only
  * pending pointers name, the pointers taken back (deps_take_back()); a
  * drain writes only the blocks others wait for, and of those one that
- * would go with parts undone only when a longest chain needs it
- * (deps_drain()); and an epoch fills a short gap in a run with dirty
- * blocks (epoch.c).
+ * would go with parts undone is held back an epoch, unless a longest
+ * chain needs it now (deps_drain()); and an epoch fills a short gap in a
+ * run with dirty blocks (epoch.c).
  *
  * Write modes change only the write-back policy: in async mode no updates
  * are recorded and blocks go out as they stand; in sync mode each
@@ -425,7 +425,7 @@ static struct upd *fold_target(const struct deps *d, struct buf *b, uint32_t off
 	return t;
 }
 
-/* The waits of ws beyond id[] (an rmdir's: deps_noted_all()): with u
+/* The waits of ws beyond id[] (rmdir's, a deep rename's): with u
  * NULL, how many are pending and not met by b's own writes; else each of
  * those becomes a wait of u, and nonzero means memory ran out for one. */
 static size_t more_waits(struct sufs_fs *fs, struct buf *b, const struct waits *ws,
