@@ -798,6 +798,7 @@ int cmd_stats(struct session *s, int argc, char **argv)
 	printf("%-28s%llu\n", "Changes merged:", (unsigned long long)st.merged);
 	printf("%-28s%llu\n", "Updates undone in writes:", (unsigned long long)st.undone);
 	printf("%-28s%llu\n", "Epochs:", (unsigned long long)st.epochs);
+	printf("%-28s%llu\n", "Moves settled:", (unsigned long long)st.moves_settled);
 	printf("%-28s%llu\n", "Block reads:", (unsigned long long)st.block_reads);
 	printf("%-28s%llu\n", "Block writes:", (unsigned long long)st.block_writes);
 	printf("%-28s%llu\n", "Barriers:", (unsigned long long)st.barriers);

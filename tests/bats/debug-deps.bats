@@ -331,6 +331,18 @@ ids_of() {
 	[ "$(grep -E '^Peak pending updates:' <<<"$output" | tail -1 | awk '{ print $4 }')" -eq "$n" ]
 }
 
+@test "stats counts a directory renamed again before its first rename reached the disk" {
+	dbg "mkdir /a" "mkdir /b" "sync" "rename /a /b/a" "stats" "rename /b/a /c" "stats"
+	assert_success
+	local w1 w2
+	w1=$(grep -E '^Block writes:' <<<"$output" | head -1 | awk '{ print $3 }')
+	w2=$(grep -E '^Block writes:' <<<"$output" | tail -1 | awk '{ print $3 }')
+	[ "$(grep -E '^Moves settled:' <<<"$output" | head -1 | awk '{ print $3 }')" -eq 0 ]
+	[ "$(grep -E '^Moves settled:' <<<"$output" | tail -1 | awk '{ print $3 }')" -eq 1 ]
+	# the first rename's removal and what it waits for went at once
+	[ "$w2" -gt "$w1" ]
+}
+
 # ---- block_dump, imap, testb, testi, ffb, ffi ----------------------------------
 
 @test "block_dump shows hex and ASCII; in memory the new bytes, on disk (-d) the old ones until flushed" {
