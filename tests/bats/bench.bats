@@ -65,6 +65,26 @@ bats_require_minimum_version 1.5.0
 	[ "${f[3]}" -gt 0 ]
 }
 
+@test "bench/write-bound: two blocks whose last writes wait for each other cost one more write" {
+	require_cmd python3
+	# A and B must each go twice (a chain leaves each and comes back, through
+	# C and D); A's second write waits for B's, and B's for A's
+	run python3 - "$B/write-bound" <<'EOF'
+import importlib.machinery, importlib.util, sys
+loader = importlib.machinery.SourceFileLoader("wb", sys.argv[1])
+spec = importlib.util.spec_from_loader("wb", loader)
+wb = importlib.util.module_from_spec(spec)
+loader.exec_module(wb)
+ups = {1: ("A", []), 2: ("C", [1]), 3: ("B", []), 4: ("D", [3]),
+       5: ("A", [2]), 6: ("B", [4]), 7: ("A", [2, 6]), 8: ("B", [4, 5])}
+need, level = wb.depth_writes(set("ABCD"), ups)
+print(sorted(need.items()), wb.disjoint_cycles(set("ABCD") - set(need), ups),
+      wb.last_write_cycles(set("ABCD"), ups, need, level))
+EOF
+	assert_success
+	assert_output "[('A', 2), ('B', 2)] 0 1"
+}
+
 @test "bench/mix prints the same script for the same seed, and a sync at the end" {
 	run "$B/mix" --files 100 --seed 4
 	assert_success
