@@ -797,6 +797,7 @@ int cmd_stats(struct session *s, int argc, char **argv)
 	printf("%-28s%llu\n", "Updates created:", (unsigned long long)st.updates);
 	printf("%-28s%llu\n", "Changes merged:", (unsigned long long)st.merged);
 	printf("%-28s%llu\n", "Updates undone in writes:", (unsigned long long)st.undone);
+	printf("%-28s%llu\n", "Waits made:", (unsigned long long)st.waits);
 	printf("%-28s%llu\n", "Epochs:", (unsigned long long)st.epochs);
 	printf("%-28s%llu\n", "Moves settled:", (unsigned long long)st.moves_settled);
 	printf("%-28s%llu\n", "Block reads:", (unsigned long long)st.block_reads);

@@ -732,6 +732,7 @@ struct sufs_stats {
 	                              pending updates (their data) were forgotten */
 	uint64_t moves_settled;    /* directories renamed again before their last
 	                              rename was on disk: that one written first */
+	uint64_t waits;            /* waits made between updates */
 };
 void sufs_get_stats(struct sufs_fs *fs, struct sufs_stats *st);
 

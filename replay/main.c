@@ -494,6 +494,7 @@ static void print_report(const struct report *r, int json)
 		{ "Updates created:", "updates", r->lib.updates },
 		{ "Updates merged:", "merged", r->lib.merged },
 		{ "Updates undone:", "undone", r->lib.undone },
+		{ "Waits made:", "waits", r->lib.waits },
 		{ "Files forgotten:", "forgotten", r->lib.forgotten },
 		{ "Moves settled:", "moves_settled", r->lib.moves_settled },
 		{ "Peak pending updates:", "peak_pending", r->lib.peak_pending },

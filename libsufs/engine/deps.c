@@ -252,6 +252,7 @@ static int add_edge(struct deps *d, struct upd *before, struct upd *after)
 		e->next_before->prev_before = &e->next_before;
 	e->prev_before = &after->befores;
 	after->befores = e;
+	d->waits++;
 	account(d, 0, 1, 0);
 	return 0;
 }

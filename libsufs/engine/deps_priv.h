@@ -106,6 +106,7 @@ struct deps {
 	uint64_t pending, edges, undo_bytes, span_bytes, mem;
 	uint64_t peak_pending, peak_mem, peak_undo;
 	uint64_t created, merged, undone, epochs;
+	uint64_t waits;                 /* edges made, ever */
 	uint64_t forgotten;              /* ranges forgotten as never written */
 	uint32_t grain_shift;           /* a grain's size in bytes, as a shift */
 	int failed;                     /* memory ran out: ordering not guaranteed */

@@ -210,4 +210,5 @@ void deps_get_stats(struct sufs_fs *fs, struct sufs_stats *st)
 	st->peak_undo_bytes = d->peak_undo;
 	st->deferred = d->ndeferred;
 	st->forgotten = d->forgotten;
+	st->waits = d->waits;
 }

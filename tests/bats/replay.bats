@@ -1006,7 +1006,7 @@ mix_epochs() {
 	assert_success
 	for label in "Write mode" Operations "Block writes" "Write calls" Barriers Epochs \
 		"Most epochs of a line" "Moves settled" \
-		"Block reads" "Updates created" "Updates merged" "Updates undone" \
+		"Block reads" "Updates created" "Updates merged" "Updates undone" "Waits made" \
 		"Files forgotten" "Peak pending updates" "Peak dependency bytes" "Peak undo bytes" \
 		"Peak dirty bytes" "Peak cache bytes" "Dependency bytes / cache" \
 		"Undo bytes / dirty bytes" "Wall time"; do
@@ -1014,6 +1014,22 @@ mix_epochs() {
 	done
 	assert_line --regexp '^Write mode: +softdep$'
 	assert_line --regexp '^Operations: +27$'
+}
+
+@test "--json counts the waits made between updates: none in async mode" {
+	require_cmd python3
+	cp "$IMG" "$T/async.img"
+	# the name waits for its inode, the inode for its bitmap bit; the
+	# data's pointer for the data and its bit
+	play $'mkdir /d\ncreate /d/f\nwrite /d/f 0 8K 1' --json
+	assert_success
+	json_vars
+	[ "$j_waits" -ge 4 ]
+	[ "$j_waits" -le $((2 * j_updates)) ]
+	IMG=$T/async.img play $'mkdir /d\ncreate /d/f\nwrite /d/f 0 8K 1' --json --mode async
+	assert_success
+	json_vars
+	[ "$j_waits" = 0 ]
 }
 
 @test "a file removed before it reached the disk is forgotten: its data is never written" {
