@@ -85,6 +85,14 @@ EOF
 	assert_output "[('A', 2), ('B', 2)] 0 1"
 }
 
+@test "bench/floor.patch applies to the library as it is" {
+	# the floor is measured on a copy of the tree with this patch: one that
+	# no longer applies stops bench/floor before it measures anything
+	git -C "$SUFS_SRCDIR" rev-parse --git-dir >/dev/null 2>&1 || skip "not a git checkout"
+	run git -C "$SUFS_SRCDIR" apply --check "$B/floor.patch"
+	assert_success
+}
+
 @test "bench/mix prints the same script for the same seed, and a sync at the end" {
 	run "$B/mix" --files 100 --seed 4
 	assert_success
