@@ -84,6 +84,8 @@ struct bdeps {
 	uint8_t written;                /* scratch: written in the epoch in progress */
 	uint8_t wanted;                 /* scratch: the epoch in progress wants it */
 	uint8_t held;                   /* held back one epoch by the drain (want_drain()) */
+	uint8_t ready_whole;            /* scratch: block_ready()'s answers, kept by */
+	int16_t ready_top;              /* ready_top() for want_drain() */
 };
 
 static inline struct bdeps *bd(const struct buf *b)

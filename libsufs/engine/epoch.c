@@ -469,15 +469,21 @@ static void heights(struct sufs_fs *fs)
 	free(all);
 }
 
-/* The greatest height of an awaited update that may go now, or -1. */
+/* The greatest height of an awaited update that may go now, or -1; each
+ * dirty block's own answer is kept for want_drain(), which the epoch asks
+ * next, before anything changes. */
 static int ready_top(struct sufs_fs *fs)
 {
 	struct buf *b;
 	int top = -1, h, whole;
 
-	for (b = fs->cache.dirtylist; b; b = b->dnext)
-		if ((h = block_ready(b, &whole)) > top)
+	for (b = fs->cache.dirtylist; b; b = b->dnext) {
+		h = block_ready(b, &whole);
+		bd(b)->ready_top = (int16_t)h;
+		bd(b)->ready_whole = (uint8_t)whole;
+		if (h > top)
 			top = h;
+	}
 	return top;
 }
 
@@ -496,7 +502,7 @@ static int ready_top(struct sufs_fs *fs)
  */
 static int want_drain(struct sufs_fs *fs, struct buf *b, void *arg)
 {
-	int whole, h = block_ready(b, &whole);
+	int whole = bd(b)->ready_whole, h = bd(b)->ready_top;
 
 	(void)fs;
 	if (whole || h >= *(const int *)arg || (h >= 0 && bd(b)->held)) {

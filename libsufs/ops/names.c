@@ -5,6 +5,7 @@
 #include "config.h"
 #include "ops_int.h"
 
+#include <assert.h>
 #include <stdlib.h>
 
 /* The key of a new directory's first name, to wait for (reachable_wait();
@@ -430,8 +431,8 @@ int removals_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w)
 	size_t n;
 	int err = deps_noted_all(fs, REMOVALS_KEY(dir), &ids, &n);
 
+	assert(!w->more); /* the callers hand a set with no array yet */
 	if (!err) {
-		waits_done(w);
 		w->more = ids;
 		w->nmore = n;
 	}

@@ -171,7 +171,7 @@ int reachable_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w);
 int dotdot_note(struct sufs_fs *fs, uint32_t ino, upd_id dotdot);
 int dotdots_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w);
 /* A name rename took out of dir, and a wait for every such one pending
- * (before dir itself goes): in w->more. */
+ * (before dir itself goes): in w->more, which has no array yet. */
 int removal_note(struct sufs_fs *fs, uint32_t dir, upd_id removal);
 int removals_wait(struct sufs_fs *fs, uint32_t dir, struct waits *w);
 /* Free the array these waits (and a path's, past w's room) left in w. */
