@@ -107,7 +107,10 @@
  * lists in O(1); records are reused from pools, cut from chunks offered to
  * huge pages (a page fault per 2 MiB), and laid out for the walks of a
  * block's updates; the sums are kept, not recomputed; an epoch's
- * staging area is kept from one epoch to the next.
+ * staging area is kept from one epoch to the next; and the walks that
+ * read records made long before (an epoch's, block after block; a
+ * block's, record after record; a pool's free list) ask the processor for
+ * the next ones while they work on this one (prefetch_ahead()).
  *
  * What keeps it cheap in writes: the range of something that never
  * reached the disk (a file removed early) is forgotten with its updates,
@@ -712,6 +715,8 @@ void deps_mark_on_disk(struct sufs_fs *fs, struct buf *b)
 
 	for (u = bd(b)->upds; u; u = next) {
 		next = u->bnext;
+		if (next)
+			__builtin_prefetch(next);
 		if (u->inflight)
 			deps_upd_free(fs, u);
 	}
