@@ -113,3 +113,18 @@ EOF
 	assert_equal "$status" 2
 	assert_equal "$stderr" "bench/ab: $T/nothing.txt: no such file"
 }
+
+@test "bench/ab pairs the rounds: each command's CPU ratio to the first, per round, with quartiles" {
+	printf 'x\n' >"$T/s.txt"
+	truncate -s 1M "$T/i.img"
+	# the first command spends (almost) nothing, the second hashes 20 MB:
+	# every round's ratio is far above 1, the base's exactly 1
+	run --separate-stderr "$B/ab" --rounds 3 --work "$T" "$T/s.txt" "$T/i.img" \
+		idle='sh -c "exit 0"' \
+		busy='sh -c "head -c 20000000 /dev/zero | md5sum >/dev/null"'
+	assert_success
+	assert_line --index 1 --regexp '^idle .* paired +1\.000x \[1\.000, 1\.000\]$'
+	[[ ${lines[2]} =~ paired\ +([0-9.]+)x\ \[([0-9.]+),\ ([0-9.]+)\]$ ]]
+	awk -v m="${BASH_REMATCH[1]}" -v lo="${BASH_REMATCH[2]}" -v hi="${BASH_REMATCH[3]}" \
+		'BEGIN { exit !(m > 2 && lo <= m && m <= hi) }'
+}
