@@ -128,3 +128,33 @@ EOF
 	awk -v m="${BASH_REMATCH[1]}" -v lo="${BASH_REMATCH[2]}" -v hi="${BASH_REMATCH[3]}" \
 		'BEGIN { exit !(m > 2 && lo <= m && m <= hi) }'
 }
+
+@test "bench/iocost refuses bad options, a missing file and a directory that is no build" {
+	refused iocost "--rounds 0: not a whole number of at least 1" --rounds 0 a b c
+	refused iocost "--modes fast: not a list of async, softdep and sync" --modes fast a b c
+	refused iocost "--work $T/none: no such directory" --work "$T/none" a b c
+	refused iocost "$T/none.txt: no such file" "$T/none.txt" "$T/none.img" "$SUFS_BUILDDIR"
+	printf 'sync\n' >"$T/s.txt"
+	: >"$T/i.img"
+	refused iocost "$T: no replay/sufs-replay in it (a build directory?)" "$T/s.txt" "$T/i.img" "$T"
+}
+
+@test "bench/iocost replays an I/O log as it was written: the same image, and a bad log is refused" {
+	"$MKFS" -q "$T/start.img" 8M
+	cp "$T/start.img" "$T/run.img"
+	printf '%s\n' "mkdir /d" "create /d/f" "write /d/f 0 300K 1" "sync" "unlink /d/f" \
+		"create /g" "write /g 0 10K 2" "sync" >"$T/s.txt"
+	"$REPLAY" --mode softdep --iolog "$T/log" "$T/run.img" "$T/s.txt"
+	cp "$T/start.img" "$T/replayed.img"
+	run "$B/iocost" --apply "$T/log" "$T/replayed.img"
+	assert_success
+	cmp "$T/run.img" "$T/replayed.img"
+	head -c 100 "$T/log" >"$T/cut"
+	run --separate-stderr "$B/iocost" --apply "$T/cut" "$T/replayed.img"
+	assert_equal "$status" 8
+	assert_equal "$stderr" "bench/iocost: $T/cut: cut short at byte 100"
+	printf 'nothing here, not a log at all' >"$T/bad"
+	run --separate-stderr "$B/iocost" --apply "$T/bad" "$T/replayed.img"
+	assert_equal "$status" 8
+	assert_equal "$stderr" "bench/iocost: $T/bad: not an I/O log of sufs-replay"
+}
